@@ -1,0 +1,36 @@
+"""The pure compaction core: no Redis, no SQL, no network (DESIGN §2–§4)."""
+
+from compaction.config import CompactionConfig
+from compaction.engine import CompactionResult, Summarizer, SummaryRequest, compact
+from compaction.errors import (
+    CompactionError,
+    InvalidConfig,
+    InvalidRequest,
+    MessageTooLarge,
+    NothingToCompact,
+    SummaryTooShort,
+    SystemPromptTooLarge,
+)
+from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
+from compaction.tokens import estimate_messages_tokens, estimate_tokens
+
+__all__ = [
+    "SUMMARY_MARKER",
+    "CompactionConfig",
+    "CompactionError",
+    "CompactionResult",
+    "InvalidConfig",
+    "InvalidRequest",
+    "Message",
+    "MessageTooLarge",
+    "NothingToCompact",
+    "Summarizer",
+    "SummaryRequest",
+    "SummaryTooShort",
+    "SystemPromptTooLarge",
+    "ToolCall",
+    "compact",
+    "estimate_messages_tokens",
+    "estimate_tokens",
+    "messages_from_dicts",
+]

@@ -1,0 +1,72 @@
+"""Phase 2: where the compressed middle starts and ends (seed §3, phase 2; DESIGN §4).
+
+The head is ``protect_first_n`` messages, moved forward past tool results so that a call in the
+head keeps its results; it also stops before an earlier summary, so that the next compaction
+replaces it instead of keeping two. The tail is what fits the tail budget counted from the end,
+at least ``min_tail_messages``, moved back so that no tool result is cut from its call, and
+moved back again to keep the last real user message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compaction.messages import Message, last_real_user_index
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    head_end: int  # messages[:head_end] is the protected head
+    tail_start: int  # messages[tail_start:] is the kept tail
+
+    @property
+    def middle_size(self) -> int:
+        return max(0, self.tail_start - self.head_end)
+
+
+def head_end(messages: Sequence[Message], protect_first_n: int) -> int:
+    end = min(protect_first_n, len(messages))
+    for index in range(end):
+        if messages[index].is_summary:
+            end = index
+            break
+    while end < len(messages) and messages[end].role == "tool":
+        end += 1
+    return end
+
+
+def tail_start(
+    messages: Sequence[Message],
+    token_counts: Sequence[int],
+    budget: int,
+    min_messages: int,
+    floor: int,
+) -> int:
+    """First index of the tail; never below ``floor`` (the end of the head)."""
+    start, total = len(messages), 0
+    while start > floor and total + token_counts[start - 1] <= budget:
+        start -= 1
+        total += token_counts[start]
+    count = len(messages)
+    start = max(floor, min(start, count - min_messages))
+    # A tool result must stay with the assistant message that called it.
+    while floor < start < count and messages[start].role == "tool":
+        start -= 1
+    last_user = last_real_user_index(messages)
+    if last_user is not None and floor <= last_user < start:
+        start = last_user
+    return start
+
+
+def find_bounds(
+    messages: Sequence[Message],
+    token_counts: Sequence[int],
+    *,
+    protect_first_n: int,
+    tail_budget: int,
+    min_tail_messages: int,
+) -> Bounds:
+    head = head_end(messages, protect_first_n)
+    tail = tail_start(messages, token_counts, tail_budget, min_tail_messages, head)
+    return Bounds(head, max(head, tail))

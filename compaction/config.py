@@ -1,0 +1,79 @@
+"""Every parameter of the algorithm (seed §3 "关键参数", DESIGN §4), validated once.
+
+The worker builds one from its settings (``COMPACTION_*`` variables), the gateway's producers
+from the same settings plus the agent's overrides; the core only ever reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from compaction.errors import InvalidConfig
+from compaction.tokens import EstimatorName, TextEstimator, text_estimator
+
+SummaryLanguage = Literal["auto", "zh", "en"]
+
+
+class CompactionConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    context_window: int = Field(200_000, ge=1_000)
+    threshold_percent: int = Field(70, ge=30, le=95)
+    protect_first_n: int = Field(3, ge=1, le=10)
+    tail_token_budget_ratio: float = Field(0.20, gt=0, le=1)
+    min_tail_messages: int = Field(3, ge=1)
+    prune_min_chars: int = Field(200, ge=0)
+    summary_min_tokens: int = Field(2_000, ge=1)
+    summary_max_tokens: int = Field(12_000, ge=1)
+    summary_ratio: float = Field(0.20, gt=0, le=1)
+    chars_per_token: int = Field(4, ge=1, le=16)
+    token_estimator: EstimatorName = "cjk"
+    serialize_head_chars: int = Field(4_000, ge=0)
+    serialize_tail_chars: int = Field(1_500, ge=0)
+    min_summary_chars: int = Field(200, ge=0)
+    summary_language: SummaryLanguage = "auto"
+    #: Cap on the serialized turns of one summarizer call, sized to the auxiliary model's window;
+    #: a longer middle is summarized chunk by chunk.
+    summary_input_max_tokens: int = Field(100_000, ge=4_000)
+    ledger_max_tokens: int = Field(8_000, ge=0)
+    redact_secrets: bool = True
+
+    def __init__(self, **values: Any) -> None:
+        # One clear line with a stable code instead of pydantic's multi-line report.
+        try:
+            super().__init__(**values)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "config"
+            raise InvalidConfig(f"invalid compaction config: {where}: {first['msg']}") from None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CompactionConfig:
+        if self.summary_min_tokens > self.summary_max_tokens:
+            raise ValueError("summary_min_tokens must not exceed summary_max_tokens")
+        if self.summary_input_max_tokens < self.summary_max_tokens + 2_000:
+            raise ValueError(
+                "summary_input_max_tokens must leave room for the running summary "
+                "(at least summary_max_tokens + 2000)"
+            )
+        return self
+
+    @property
+    def threshold_tokens(self) -> int:
+        return self.context_window * self.threshold_percent // 100
+
+    @property
+    def tail_token_budget(self) -> int:
+        return int(self.threshold_tokens * self.tail_token_budget_ratio)
+
+    def summary_budget(self, compressed_tokens: int) -> int:
+        """``max(min, min(compressed x ratio, max))`` (seed §3, phase 3)."""
+        return max(
+            self.summary_min_tokens,
+            min(int(compressed_tokens * self.summary_ratio), self.summary_max_tokens),
+        )
+
+    def estimator(self) -> TextEstimator:
+        return text_estimator(self.token_estimator, self.chars_per_token)

@@ -1,0 +1,264 @@
+"""The exact-identifier ledger (DESIGN §4).
+
+LLM summaries paraphrase; an agent that resumes needs the exact path, command or error line.
+The ledger lists them verbatim, taken from the original contents of the compacted turns (before
+pruning), deduplicated, bounded by a token cap, and carried over from the previous summary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from compaction.messages import Message
+from compaction.redact import redact_many
+from compaction.tokens import TextEstimator
+
+#: Kinds in priority order, each with its share of the token cap on the first pass.
+KINDS: tuple[tuple[str, float], ...] = (
+    ("errors", 0.30),
+    ("commands", 0.25),
+    ("paths", 0.25),
+    ("urls", 0.08),
+    ("ids", 0.08),
+    ("values", 0.04),
+)
+HEADINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "## Exact identifiers (verbatim from the compacted turns)",
+        "errors": "### Errors",
+        "commands": "### Commands",
+        "paths": "### Files and paths",
+        "urls": "### URLs",
+        "ids": "### IDs",
+        "values": "### Values",
+    },
+    "zh": {
+        "title": "## 原样保留的标识符（来自被压缩轮次的原文）",
+        "errors": "### 错误",
+        "commands": "### 命令",
+        "paths": "### 文件与路径",
+        "urls": "### 链接",
+        "ids": "### 标识",
+        "values": "### 数值",
+    },
+}
+_KIND_BY_HEADING = {h: kind for lang in HEADINGS.values() for kind, h in lang.items()}
+TITLES = frozenset(lang["title"] for lang in HEADINGS.values())
+
+MAX_ITEM_CHARS = 300
+_COMMAND_KEYS = ("command", "cmd", "script")
+
+# Candidates are found on whitespace-separated words, pre-filtered by a cheap character test:
+# regexes then run over the few words that can match instead of every position of the text.
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}|]+")
+_PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]")
+# Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
+# front of it is found by walking back (see ``_files``).
+_FILE_EXT = re.compile(
+    r"\.(?:py|pyi|js|jsx|ts|tsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|ex|exs|erl|swift|scala"
+    r"|sh|sql|json|ya?ml|toml|ini|cfg|md|rst|txt|html|css|lock|vue|proto|xml|csv|log|env)(?![\w-])"
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+_ERROR_HINT = re.compile(r"Traceback|Error\b|Exception\b|FAILED|rror:|fatal:|panic:|error\[")
+_ERROR_WORDS = ("Traceback", "Error", "Exception", "FAILED", "rror:", "fatal:", "panic:", "error[")
+# str.strip with every printable ASCII non-digit leaves something only when a digit is inside:
+# a C-speed test, unlike a regex search per word.
+_NOT_DIGITS = "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit())
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
+_HASH = re.compile(r"\b[0-9a-f]{7,40}\b")
+_CODE = re.compile(r"\b[A-Z0-9]{5,12}\b")
+_SNAKE_ID = re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d{2,}\b")
+_VALUE = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\bv?\d+\.\d+\.\d+(?:[-.+]\w+)?\b")
+
+
+@dataclass
+class Ledger:
+    """Items by kind, oldest first; ``dropped`` counts what the token cap left out."""
+
+    items: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k, _ in KINDS})
+    dropped: int = 0
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self.items.values())
+
+    def all_items(self) -> list[str]:
+        return [item for kind, _ in KINDS for item in self.items[kind]]
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_ITEM_CHARS else ""
+
+
+def _commands(message: Message) -> Iterable[str]:
+    for call in message.tool_calls:
+        if not any(key in call.arguments for key in _COMMAND_KEYS):
+            continue
+        try:
+            args = json.loads(call.arguments)
+        except ValueError:
+            continue
+        if not isinstance(args, dict):
+            continue
+        for key in _COMMAND_KEYS:
+            value = args.get(key)
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            if isinstance(value, str) and value.strip():
+                # A multi-line script is remembered by its first line.
+                yield value.strip().split("\n", 1)[0]
+
+
+def _error_lines(text: str) -> Iterable[str]:
+    if not any(word in text for word in _ERROR_WORDS):
+        return
+    for match in _ERROR_HINT.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        yield text[start : end if end != -1 else len(text)]
+
+
+def _files(dotted: str) -> Iterable[str]:
+    """Bare file names (``setup.py``); a name right after a ``/`` belongs to a path instead."""
+    for match in _FILE_EXT.finditer(dotted):
+        start = match.start()
+        while start > 0 and dotted[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = dotted[start : match.end()].lstrip(".")
+        if name[: -len(match.group(0))] and (start == 0 or dotted[start - 1] not in "/\\"):
+            yield name
+
+
+def _mixed(value: str) -> bool:
+    """Holds both a letter and a digit: an identifier rather than a word or a count."""
+    return not value.isdigit() and not value.isalpha()
+
+
+def _scan(text: str) -> dict[str, list[str]]:
+    """Paths, URLs, ids and values of one text."""
+    words = [w for w in text.split() if not w.isalpha()]
+    slashed = " ".join(w for w in words if "/" in w)
+    dotted = " ".join(w for w in words if "." in w)
+    numbered_words = [w for w in words if w.strip(_NOT_DIGITS)]
+    numbered = " ".join(numbered_words)
+    paths: list[str] = []
+    for match in _PATH.finditer(slashed):
+        path = match.group(0)
+        last = path.rsplit("/", 1)[-1]
+        if (path[0] in "/.~" or path.count("/") >= 2 or "." in last) and not path.replace(
+            "/", ""
+        ).replace(".", "").isdigit():
+            paths.append(path)
+    paths.extend(_files(dotted))
+    ids = _UUID.findall(" ".join(w for w in numbered_words if len(w) >= 36 and "-" in w))
+    ids += [h for h in _HASH.findall(numbered) if _mixed(h)]
+    ids += [c for c in _CODE.findall(numbered) if _mixed(c)]
+    ids += _SNAKE_ID.findall(numbered)
+    return {
+        "paths": paths,
+        "urls": [u.rstrip(".,;:!?") for u in _URL.findall(slashed)],
+        "ids": ids,
+        "values": _VALUE.findall(numbered),
+    }
+
+
+def extract(messages: Sequence[Message]) -> dict[str, list[str]]:
+    """Every candidate by kind, in order of first appearance, deduplicated, redacted."""
+    found: dict[str, dict[str, None]] = {kind: {} for kind, _ in KINDS}
+
+    def add(kind: str, values: Iterable[str]) -> None:
+        bucket = found[kind]
+        for value in values:
+            bucket.setdefault(value, None)
+
+    # One scan over all the turns' text: per-message regex calls cost more than the scans.
+    spoken: list[str] = []
+    every: list[str] = []
+    for message in messages:
+        if message.is_summary:
+            continue
+        add("commands", _commands(message))
+        if message.role in ("tool", "user"):
+            spoken.append(message.source_text)
+        every.append(message.source_text)
+        every.extend(call.arguments for call in message.tool_calls)
+    add("errors", _error_lines("\n".join(spoken)))
+    for kind, values in _scan("\n".join(every)).items():
+        add(kind, values)
+    # A URL is listed as a URL, not again as a path.
+    urls = found["urls"]
+    found["paths"] = {p: None for p in found["paths"] if not any(p in u for u in urls)}
+    # Clipped and redacted once per distinct item, not per occurrence.
+    out: dict[str, list[str]] = {}
+    for kind, bucket in found.items():
+        clipped = [item for item in map(_clip, bucket) if item]
+        out[kind] = list(dict.fromkeys(redact_many(clipped)))
+    return out
+
+
+def build(
+    fresh: dict[str, list[str]],
+    previous: Ledger | None,
+    max_tokens: int,
+    estimate_text: TextEstimator,
+) -> Ledger:
+    """Merge carried-over and fresh items, newest kept first when the cap binds."""
+    ledger = Ledger()
+    candidates: dict[str, list[str]] = {}
+    for kind, _ in KINDS:
+        merged = dict.fromkeys([*(previous.items[kind] if previous else []), *fresh.get(kind, [])])
+        candidates[kind] = list(merged)
+    chosen: dict[str, list[str]] = {kind: [] for kind, _ in KINDS}
+    remaining = max_tokens
+
+    def take(kind: str, allowance: int) -> int:
+        spent = 0
+        pool = candidates[kind]
+        while pool:
+            cost = estimate_text(pool[-1]) + 2
+            if cost > allowance - spent:
+                break
+            chosen[kind].append(pool.pop())
+            spent += cost
+        return spent
+
+    for kind, share in KINDS:
+        remaining -= take(kind, int(max_tokens * share))
+    for kind, _ in KINDS:  # leftovers go to the kinds in priority order
+        remaining -= take(kind, remaining)
+    for kind, _ in KINDS:
+        ledger.items[kind] = chosen[kind][::-1]
+        ledger.dropped += len(candidates[kind])
+    return ledger
+
+
+def render(ledger: Ledger, language: str) -> str:
+    if not len(ledger):
+        return ""
+    headings = HEADINGS.get(language, HEADINGS["en"])
+    lines = [headings["title"]]
+    for kind, _ in KINDS:
+        if ledger.items[kind]:
+            lines.append(headings[kind])
+            lines.extend(f"- {item}" for item in ledger.items[kind])
+    return "\n".join(lines)
+
+
+def parse(summary: str) -> tuple[str, Ledger | None]:
+    """Split a stored summary into its body and its ledger (None when it has none)."""
+    for title in TITLES:
+        at = summary.find(title)
+        if at == -1:
+            continue
+        body, section = summary[:at].rstrip(), summary[at + len(title) :]
+        ledger, kind = Ledger(), None
+        for line in section.splitlines():
+            if line.startswith("### "):
+                kind = _KIND_BY_HEADING.get(line.strip())
+            elif line.startswith("- ") and kind is not None:
+                ledger.items[kind].append(line[2:])
+        return body, ledger
+    return summary, None

@@ -1,0 +1,151 @@
+"""Secret redaction (DESIGN §4): applied to every text before it reaches the auxiliary model,
+and again to what the model writes back.
+
+Every rule starts with a literal (a key prefix, a keyword in its usual casings), and runs only on
+a text that contains that literal: the substring test is C-speed and a literal-led regex lets the
+engine skip ahead. One case-insensitive alternation over whole transcripts was what made other
+compressors slow (measured: 30 ms per 250 kB against under 1 ms).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+REDACTED = "[REDACTED]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    literal: str
+    pattern: re.Pattern[str]
+    #: keep the literal and what the pattern's ``head`` group matched, replace the rest
+    keep_head: bool
+
+
+def _rule(literal: str, rest: str, *, keep_head: bool = False) -> _Rule:
+    return _Rule(literal, re.compile(f"(?P<head>{re.escape(literal)}{rest}"), keep_head)
+
+
+def _casings(word: str) -> list[str]:
+    return list(dict.fromkeys([word, word.upper(), word.capitalize()]))
+
+
+_VALUE = r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
+_TOKEN = r"\s+)[A-Za-z0-9._~+/\-]{16,}=*"
+
+_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "-----BEGIN ",
+        r"(?:[A-Z0-9]+ )*PRIVATE KEY-----)[\s\S]*?-----END (?:[A-Z0-9]+ )*"
+        r"PRIVATE KEY-----",
+    ),
+    # Provider key shapes: OpenAI / Anthropic / DeepSeek, AWS, GitHub, Slack, Google, Stripe,
+    # Hugging Face, npm, GitLab.
+    _rule("sk-", r")(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}"),
+    _rule("AKIA", r")[0-9A-Z]{16}"),
+    *(_rule(p, r")[A-Za-z0-9]{30,}") for p in ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    _rule("github_pat_", r")[A-Za-z0-9_]{30,}"),
+    *(_rule(f"xox{c}-", r")[A-Za-z0-9\-]{10,}") for c in "abposr"),
+    _rule("AIza", r")[0-9A-Za-z_\-]{35}"),
+    *(_rule(f"{p}_live_", r")[A-Za-z0-9]{20,}") for p in ("sk", "pk", "rk")),
+    _rule("hf_", r")[A-Za-z0-9]{30,}"),
+    _rule("npm_", r")[A-Za-z0-9]{36}"),
+    _rule("glpat-", r")[A-Za-z0-9_\-]{20,}"),
+    _rule("eyJ", r")[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    # user:password@ inside a URL
+    _rule("://", r"[^\s:/@]+:)[^\s@/]+(?=@)", keep_head=True),
+    *(_rule(w, _TOKEN, keep_head=True) for w in (*_casings("bearer"), "Basic", "Token", "token")),
+    *(
+        _rule(w, r"[A-Za-z0-9_\-]*" + _VALUE, keep_head=True)
+        for word in (
+            "api_key",
+            "api-key",
+            "apikey",
+            "apiKey",
+            "secret",
+            "password",
+            "passwd",
+            "access_token",
+            "accessToken",
+            "auth_token",
+            "authToken",
+            "private_key",
+            "privateKey",
+            "client_secret",
+        )
+        for w in _casings(word)
+    ),
+)
+
+
+def _keep_head(match: re.Match[str]) -> str:
+    return f"{match.group('head')}{REDACTED}"
+
+
+def _whole(_: re.Match[str]) -> str:
+    return REDACTED
+
+
+_GATE_WORDS = (
+    "-----begin ",
+    "sk-",
+    "akia",
+    "gh",
+    "github",
+    "xox",
+    "aiza",
+    "_live_",
+    "hf_",
+    "npm_",
+    "glpat-",
+    "eyj",
+    "://",
+    "bearer",
+    "basic",
+    "token",
+    "api",
+    "secret",
+    "passw",
+    "private",
+)
+
+
+def _gate(literal: str) -> str:
+    """The lower-cased word a rule's literal contains: one test on the lower-cased text rules
+    out every rule, in every casing, that shares it."""
+    lowered = literal.lower()
+    return next(word for word in _GATE_WORDS if word in lowered)
+
+
+_GATES: dict[str, list[_Rule]] = {}
+for _r in _RULES:
+    _GATES.setdefault(_gate(_r.literal), []).append(_r)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret shape replaced by ``[REDACTED]``."""
+    lowered = text.lower()
+    for gate, rules in _GATES.items():
+        if gate not in lowered:
+            continue
+        for rule in rules:
+            if rule.literal in text:
+                text = rule.pattern.sub(_keep_head if rule.keep_head else _whole, text)
+    return text
+
+
+# Newlines stop every pattern but the private-key block; the record separator keeps entries
+# apart when the joined text is split again.
+_SEPARATOR = "\n\x1e\n"
+
+
+def redact_many(texts: list[str]) -> list[str]:
+    """``[redact(t) for t in texts]`` in one pass over the joined texts (the literal tests are
+    per call, so one call over many small texts is much cheaper)."""
+    if len(texts) < 2:
+        return [redact(t) for t in texts]
+    parts = redact(_SEPARATOR.join(texts)).split(_SEPARATOR)
+    if len(parts) != len(texts):  # a secret spanned two entries: redact them one by one
+        return [redact(t) for t in texts]
+    return parts

@@ -1,0 +1,36 @@
+"""How the middle is shown to the summarizer (seed §3, phase 3).
+
+Each message becomes ``[ROLE] content``; a long content keeps its head and tail (4000 + 1500
+characters by default). The summarizer reads the original contents, never phase 1's
+placeholders: the placeholders are for what stays in the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compaction.messages import Message
+
+TURNS_OPEN = "<turns>"
+TURNS_CLOSE = "</turns>"
+
+
+def cut(text: str, head: int, tail: int) -> str:
+    if len(text) <= head + tail:
+        return text
+    omitted = len(text) - head - tail
+    tail_part = text[-tail:] if tail else ""
+    return f"{text[:head]}\n...[{omitted} characters omitted]...\n{tail_part}"
+
+
+def serialize_message(message: Message, head: int, tail: int) -> str:
+    lines = [f"[{message.role.upper()}] {cut(message.source_text, head, tail)}"]
+    for call in message.tool_calls:
+        lines.append(f"[TOOL CALL {call.name}] {cut(call.arguments, head, tail)}")
+    # The quoted block must not be closable from inside.
+    return "\n".join(lines).replace(TURNS_CLOSE, "</ turns>")
+
+
+def serialize(messages: Sequence[Message], head: int, tail: int) -> list[str]:
+    """One entry per message, summaries excluded (they travel as ``previous_summary``)."""
+    return [serialize_message(m, head, tail) for m in messages if not m.is_summary]

@@ -1,0 +1,67 @@
+"""Token estimation (seed §3 "Token 估算", second seed's CJK rule, DESIGN §4).
+
+Two estimators, chosen by setting:
+
+- ``seed``: ``floor(len(text) / chars_per_token)``, exactly the seed's formula;
+- ``cjk`` (the default): characters of CJK scripts count one token each, every other character
+  ``1 / chars_per_token``. On ASCII text both give the same number.
+
+Every message adds a fixed overhead of 10 tokens, plus its tool calls' arguments. Figures from
+these functions are estimates: whatever reports them marks them ``estimated``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+from compaction.messages import Message
+
+EstimatorName = Literal["cjk", "seed"]
+TextEstimator = Callable[[str], int]
+
+MESSAGE_OVERHEAD_TOKENS = 10
+
+# Han (with extensions), kana, hangul, CJK punctuation and full-width forms.
+_CJK = re.compile(
+    "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
+    "\u3200-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f"
+    "\uff00-\uffef\U00020000-\U0003134f]"
+)
+
+
+def count_cjk(text: str) -> int:
+    if text.isascii():  # the common case costs one C-level scan
+        return 0
+    return len(_CJK.findall(text))
+
+
+def text_estimator(name: EstimatorName = "cjk", chars_per_token: int = 4) -> TextEstimator:
+    """The text-only estimator (no per-message overhead) for a setting."""
+    if name == "seed":
+        return lambda text: len(text) // chars_per_token
+
+    def cjk(text: str) -> int:
+        cjk_chars = count_cjk(text)
+        return cjk_chars + (len(text) - cjk_chars) // chars_per_token
+
+    return cjk
+
+
+_DEFAULT = text_estimator()
+
+
+def estimate_tokens(message: Message, estimate_text: TextEstimator = _DEFAULT) -> int:
+    """Seed formula: ``text(content) + 10 + sum(text(arguments))``."""
+    total = estimate_text(message.content) + MESSAGE_OVERHEAD_TOKENS
+    for call in message.tool_calls:
+        total += estimate_text(call.arguments)
+    return total
+
+
+def estimate_messages_tokens(
+    messages: Iterable[Message], estimate_text: TextEstimator = _DEFAULT
+) -> int:
+    """Sum over a conversation; linear in its total length."""
+    return sum(estimate_tokens(message, estimate_text) for message in messages)
