@@ -1,10 +1,12 @@
 """Phase 2: where the compressed middle starts and ends (seed §3, phase 2; DESIGN §4).
 
-The head is ``protect_first_n`` messages, moved forward past tool results so that a call in the
+The head is ``protect_first_n`` messages (at least the leading system messages), moved forward
+past tool results so that a call in the
 head keeps its results; it also stops before an earlier summary, so that the next compaction
 replaces it instead of keeping two. The tail is what fits the tail budget counted from the end,
-at least ``min_tail_messages``, moved back so that no tool result is cut from its call, and
-moved back again to keep the last real user message.
+at least ``min_tail_messages``, moved back so that no tool result is cut from its call. The
+last real user message is never summarized: when it falls between the two, the tail moves back
+to it or the head moves past it, whichever leaves the larger middle.
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ class Bounds:
 
 
 def head_end(messages: Sequence[Message], protect_first_n: int) -> int:
-    end = min(protect_first_n, len(messages))
+    # Leading system messages are the system prompt: never summarized, whatever N says.
+    leading_system = next(
+        (i for i, m in enumerate(messages) if m.role != "system"), len(messages)
+    )
+    end = min(max(protect_first_n, leading_system), len(messages))
     for index in range(end):
         if messages[index].is_summary:
             end = index
@@ -53,9 +59,6 @@ def tail_start(
     # A tool result must stay with the assistant message that called it.
     while floor < start < count and messages[start].role == "tool":
         start -= 1
-    last_user = last_real_user_index(messages)
-    if last_user is not None and floor <= last_user < start:
-        start = last_user
     return start
 
 
@@ -69,4 +72,15 @@ def find_bounds(
 ) -> Bounds:
     head = head_end(messages, protect_first_n)
     tail = tail_start(messages, token_counts, tail_budget, min_tail_messages, head)
+    last_user = last_real_user_index(messages)
+    if last_user is not None and head <= last_user < tail:
+        # Keep the last real request verbatim: either the tail grows back to it, or the head
+        # grows past it, whichever leaves more to summarize. (An agent that works for hours
+        # after one request would otherwise have nothing left to compact.)
+        before = sum(token_counts[head:last_user])
+        after = sum(token_counts[last_user + 1 : tail])
+        if after > before:
+            head = last_user + 1
+        else:
+            tail = last_user
     return Bounds(head, max(head, tail))

@@ -166,6 +166,13 @@ def compact(
         tail_budget=config.tail_token_budget,
         min_tail_messages=config.min_tail_messages,
     )
+    if bounds.head_end > head:
+        # The head grew past the last user message: what phase 1 pruned there is head now,
+        # and the head is never changed.
+        for index in range(head, bounds.head_end):
+            pruned_items[index], counts[index] = items[index], estimate_tokens(items[index], estimate)
+        pruned_at = [i for i in pruned_at if i >= bounds.head_end]
+        pruned_ids = [i for i in (items[k].id for k in pruned_at) if i is not None]
     kept = [*range(bounds.head_end), *range(bounds.tail_start, len(items))]
     largest = max(kept, key=counts.__getitem__, default=None)
     if largest is not None and counts[largest] >= threshold:
