@@ -19,23 +19,22 @@ ORPHAN_RESULT = {
 def assemble(
     head: Sequence[Message], summary: Message, tail: Sequence[Message], placeholder: str
 ) -> list[Message]:
-    joined = [*head, summary, *tail]
-    called = {call.id for message in joined for call in message.tool_calls}
-    answered = {m.tool_call_id for m in joined if m.role == "tool"}
     out: list[Message] = []
-    missing: list[str] = []
+    open_calls: list[str] = []  # calls of the last assistant turn not yet answered
 
-    def flush() -> None:
-        out.extend(Message(role="tool", content=placeholder, tool_call_id=i) for i in missing)
-        missing.clear()
+    def close_turn() -> None:
+        out.extend(Message(role="tool", content=placeholder, tool_call_id=i) for i in open_calls)
+        open_calls.clear()
 
-    for message in joined:
+    for message in [*head, summary, *tail]:
         if message.role == "tool":
-            if message.tool_call_id in called:
+            # Kept only right after the turn that called it (OpenAI and Anthropic both ask so).
+            if message.tool_call_id in open_calls:
+                open_calls.remove(message.tool_call_id)
                 out.append(message)
             continue
-        flush()
+        close_turn()
         out.append(message)
-        missing.extend(call.id for call in message.tool_calls if call.id not in answered)
-    flush()
+        open_calls.extend(call.id for call in message.tool_calls)
+    close_turn()
     return out

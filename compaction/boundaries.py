@@ -29,9 +29,7 @@ class Bounds:
 
 def head_end(messages: Sequence[Message], protect_first_n: int) -> int:
     # Leading system messages are the system prompt: never summarized, whatever N says.
-    leading_system = next(
-        (i for i, m in enumerate(messages) if m.role != "system"), len(messages)
-    )
+    leading_system = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
     end = min(max(protect_first_n, leading_system), len(messages))
     for index in range(end):
         if messages[index].is_summary:
@@ -79,7 +77,9 @@ def find_bounds(
         # after one request would otherwise have nothing left to compact.)
         before = sum(token_counts[head:last_user])
         after = sum(token_counts[last_user + 1 : tail])
-        if after > before:
+        # Growing the head past an earlier summary would keep two summaries.
+        summary_between = any(m.is_summary for m in messages[head:last_user])
+        if after > before and not summary_between:
             head = last_user + 1
         else:
             tail = last_user

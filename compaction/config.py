@@ -66,7 +66,7 @@ class CompactionConfig(BaseModel):
 
     @property
     def tail_token_budget(self) -> int:
-        return int(self.threshold_tokens * self.tail_token_budget_ratio)
+        return round(self.threshold_tokens * self.tail_token_budget_ratio)
 
     def summary_budget(self, compressed_tokens: int) -> int:
         """``max(min, min(compressed x ratio, max))`` (seed §3, phase 3)."""

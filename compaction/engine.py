@@ -28,6 +28,7 @@ from compaction.pruning import PLACEHOLDER, prune
 from compaction.redact import redact, redact_many
 from compaction.serialize import serialize
 from compaction.tokens import TextEstimator, estimate_tokens
+from compaction.validate import ensure_valid
 
 Reason = Literal["auto", "manual"]
 
@@ -110,6 +111,7 @@ def compact(
     config = config or CompactionConfig()
     clock = _Clock()
     items = list(messages)
+    ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
     estimate = config.estimator()
     counts = [estimate_tokens(m, estimate) for m in items]
     before = sum(counts)
@@ -170,7 +172,8 @@ def compact(
         # The head grew past the last user message: what phase 1 pruned there is head now,
         # and the head is never changed.
         for index in range(head, bounds.head_end):
-            pruned_items[index], counts[index] = items[index], estimate_tokens(items[index], estimate)
+            pruned_items[index] = items[index]
+            counts[index] = estimate_tokens(items[index], estimate)
         pruned_at = [i for i in pruned_at if i >= bounds.head_end]
         pruned_ids = [i for i in (items[k].id for k in pruned_at) if i is not None]
     kept = [*range(bounds.head_end), *range(bounds.tail_start, len(items))]
@@ -251,7 +254,7 @@ def _summarize(
     sizes = [estimate(e) for e in entries]
     budget = config.summary_budget(sum(sizes))
     clock.lap("serialize")
-    found = ledger_mod.extract(turns)
+    found = ledger_mod.extract(turns) if config.ledger_max_tokens else {}
     clock.lap("ledger")
 
     running = scrub(previous_body) if previous_body else None

@@ -46,14 +46,15 @@ HEADINGS: dict[str, dict[str, str]] = {
     },
 }
 _KIND_BY_HEADING = {h: kind for lang in HEADINGS.values() for kind, h in lang.items()}
-TITLES = frozenset(lang["title"] for lang in HEADINGS.values())
+TITLES = tuple(lang["title"] for lang in HEADINGS.values())
 
 MAX_ITEM_CHARS = 300
 _COMMAND_KEYS = ("command", "cmd", "script")
 
 # Candidates are found on whitespace-separated words, pre-filtered by a cheap character test:
 # regexes then run over the few words that can match instead of every position of the text.
-_URL = re.compile(r"https?://[^\s<>\"'`)\]}|]+")
+# Stops at CJK punctuation: "见 https://x.org/a，然后" must not take the comma and what follows.
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}|\u3000-\u303f\uff00-\uffef]+")
 _PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]")
 # Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
 # front of it is found by walking back (see ``_files``).
@@ -67,11 +68,15 @@ _ERROR_WORDS = ("Traceback", "Error", "Exception", "FAILED", "rror:", "fatal:", 
 # str.strip with every printable ASCII non-digit leaves something only when a digit is inside:
 # a C-speed test, unlike a regex search per word.
 _NOT_DIGITS = "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit())
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
-_HASH = re.compile(r"\b[0-9a-f]{7,40}\b")
-_CODE = re.compile(r"\b[A-Z0-9]{5,12}\b")
-_SNAKE_ID = re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d{2,}\b")
-_VALUE = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\bv?\d+\.\d+\.\d+(?:[-.+]\w+)?\b")
+# Ids and values in one pass (one regex beats five over the same text); the group name is
+# the kind.
+_TOKEN = re.compile(
+    r"(?<![\w-])(?:(?P<uuid>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
+    r"|(?P<hash>[0-9a-f]{7,40})|(?P<code>[A-Z0-9]{5,12})|(?P<snake>[a-z]+(?:_[a-z]+)*_\d{2,})"
+    r"|(?P<version>v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-])"
+    r"|(?P<money>[$€£¥]\s?\d[\d,]*(?:\.\d+)?)"
+)
+_MIXED_ONLY = frozenset({"hash", "code"})  # all digits or all letters: a count or a word
 
 
 @dataclass
@@ -89,7 +94,8 @@ class Ledger:
 
 
 def _clip(text: str) -> str:
-    text = text.strip()
+    # After a carriage return a terminal shows only what follows (progress bars).
+    text = text.strip().rsplit("\r", 1)[-1].strip()
     return text if len(text) <= MAX_ITEM_CHARS else ""
 
 
@@ -121,48 +127,40 @@ def _error_lines(text: str) -> Iterable[str]:
         yield text[start : end if end != -1 else len(text)]
 
 
-def _files(dotted: str) -> Iterable[str]:
-    """Bare file names (``setup.py``); a name right after a ``/`` belongs to a path instead."""
+def _files(dotted: str) -> Iterable[tuple[int, str]]:
+    """Bare file names (``setup.py``) with their offsets; a name right after a ``/`` belongs to
+    a path instead."""
     for match in _FILE_EXT.finditer(dotted):
         start = match.start()
         while start > 0 and dotted[start - 1] in _NAME_CHARS:
             start -= 1
         name = dotted[start : match.end()].lstrip(".")
         if name[: -len(match.group(0))] and (start == 0 or dotted[start - 1] not in "/\\"):
-            yield name
-
-
-def _mixed(value: str) -> bool:
-    """Holds both a letter and a digit: an identifier rather than a word or a count."""
-    return not value.isdigit() and not value.isalpha()
+            yield start, name
 
 
 def _scan(text: str) -> dict[str, list[str]]:
-    """Paths, URLs, ids and values of one text."""
+    """Paths, URLs, ids and values of one text, each kind in order of appearance."""
     words = [w for w in text.split() if not w.isalpha()]
-    slashed = " ".join(w for w in words if "/" in w)
-    dotted = " ".join(w for w in words if "." in w)
-    numbered_words = [w for w in words if w.strip(_NOT_DIGITS)]
-    numbered = " ".join(numbered_words)
-    paths: list[str] = []
-    for match in _PATH.finditer(slashed):
-        path = match.group(0)
-        last = path.rsplit("/", 1)[-1]
-        if (path[0] in "/.~" or path.count("/") >= 2 or "." in last) and not path.replace(
-            "/", ""
-        ).replace(".", "").isdigit():
-            paths.append(path)
-    paths.extend(_files(dotted))
-    ids = _UUID.findall(" ".join(w for w in numbered_words if len(w) >= 36 and "-" in w))
-    ids += [h for h in _HASH.findall(numbered) if _mixed(h)]
-    ids += [c for c in _CODE.findall(numbered) if _mixed(c)]
-    ids += _SNAKE_ID.findall(numbered)
-    return {
-        "paths": paths,
-        "urls": [u.rstrip(".,;:!?") for u in _URL.findall(slashed)],
-        "ids": ids,
-        "values": _VALUE.findall(numbered),
-    }
+    pathy = " ".join(w for w in words if "/" in w or "." in w)
+    found: dict[str, list[str]] = {"paths": [], "urls": [], "ids": [], "values": []}
+    paths = [(m.start(), m.group(0)) for m in _PATH.finditer(pathy) if _is_path(m.group(0))]
+    found["paths"] = [item for _, item in sorted([*paths, *_files(pathy)])]
+    found["urls"] = [u.rstrip(".,;:!?") for u in _URL.findall(pathy)]
+    numbered = " ".join(w for w in words if w.strip(_NOT_DIGITS))
+    for match in _TOKEN.finditer(numbered):
+        kind, value = match.lastgroup or "", match.group(0)
+        if kind in _MIXED_ONLY and (value.isdigit() or value.isalpha()):
+            continue
+        found["values" if kind in ("version", "money") else "ids"].append(value)
+    return found
+
+
+def _is_path(path: str) -> bool:
+    last = path.rsplit("/", 1)[-1]
+    return (path[0] in "/.~" or path.count("/") >= 2 or "." in last) and not path.replace(
+        "/", ""
+    ).replace(".", "").isdigit()
 
 
 def extract(messages: Sequence[Message]) -> dict[str, list[str]]:

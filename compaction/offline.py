@@ -51,6 +51,14 @@ _MARK: dict[Language, str] = {
     "zh": "（抽取式摘要，未使用 LLM：以下内容摘自原对话。）",
 }
 _NONE: dict[Language, str] = {"en": "- (none recorded)", "zh": "- （无记录）"}
+_COVERAGE: dict[Language, str] = {
+    "en": "This summary covers {n} messages ({u} from the user, {a} from the assistant, "
+    "{t} tool results).",
+    "zh": "本摘要覆盖 {n} 条消息（用户 {u} 条、助手 {a} 条、工具结果 {t} 条），"
+    "由原文逐条抽取而成。",
+}
+#: Sections whose lines describe the latest state: an update replaces them.
+_LATEST = frozenset({"doing", "next"})
 _ORDER = (
     "goal",
     "constraints",
@@ -65,12 +73,13 @@ _ORDER = (
     "tools",
 )
 _CONSTRAINT = re.compile(
-    r"\b(?:must|should|never|always|don't|do not|prefer|avoid|only|make sure|require)\b"
+    r"\b(?:must|should|never|always|don't|do not|prefer|avoid|only|make sure|require|please)\b"
     r"|必须|不要|别|请|需要|希望|只|务必",
     re.IGNORECASE,
 )
 _DECISION = re.compile(r"\b(?:decid|because|instead|chose|choose|going to|will use)", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?。！？\n])\s*")
+# A dot ends a sentence only before white space ("setup.py" and "3.11" stay whole).
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _ITEM_CHARS = 240
 
 
@@ -132,10 +141,17 @@ class OfflineSummarizer:
         for key, items in fresh.items():
             if key == "goal" and merged.get("goal"):
                 continue  # the first goal stays the goal
-            merged[key] = list(dict.fromkeys([*merged.get(key, []), *items]))
+            if key in _LATEST and items:
+                merged[key] = items
+            else:
+                merged[key] = list(dict.fromkeys([*merged.get(key, []), *items]))
         # Keep each section's newest lines when the budget binds (about 4 characters a token).
         per_section = max(2, request.budget_tokens * 4 // _ITEM_CHARS // len(_ORDER))
-        lines = [_MARK[language], ""]
+        roles = Counter(m.role for m in request.messages)
+        coverage = _COVERAGE[language].format(
+            n=len(request.messages), u=roles["user"], a=roles["assistant"], t=roles["tool"]
+        )
+        lines = [_MARK[language], coverage, ""]
         for key in _ORDER:
             lines.append(headings[key])
             if key == "progress":

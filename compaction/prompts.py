@@ -191,7 +191,7 @@ def build_prompt(
         "structure": _STRUCTURE[language],
         "budget": budget,
     }
-    if previous_summary is not None:
+    if previous_summary:
         prompt = _UPDATE[language].format(previous=previous_summary, **fields)
     else:
         prompt = _FIRST[language].format(**fields)

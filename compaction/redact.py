@@ -23,22 +23,29 @@ class _Rule:
     keep_head: bool
 
 
-def _rule(literal: str, rest: str, *, keep_head: bool = False) -> _Rule:
-    return _Rule(literal, re.compile(f"(?P<head>{re.escape(literal)}{rest}"), keep_head)
+def _rule(literal: str, rest: str, *, keep_head: bool = False, word: bool = True) -> _Rule:
+    # ``word``: the literal starts a word ("task-scheduling" holds "sk-" but is no key).
+    start = r"(?<![A-Za-z0-9_\-])" if word else ""
+    return _Rule(literal, re.compile(f"{start}(?P<head>{re.escape(literal)}{rest}"), keep_head)
 
 
 def _casings(word: str) -> list[str]:
     return list(dict.fromkeys([word, word.upper(), word.capitalize()]))
 
 
-_VALUE = r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
-_TOKEN = r"\s+)[A-Za-z0-9._~+/\-]{16,}=*"
+# A value is not a call (``secrets = load_secrets()``); a bare "token" value holds a digit and
+# is not a path; "Basic" takes base64 only.
+_VALUE = r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;()]{6,}(?![\w(])"
+_BEARER = r"\s+)(?!/)[A-Za-z0-9._~+/\-]{16,}=*"
+_TOKEN = r"\s+)(?=[A-Za-z0-9._~+/\-]*\d)(?!/)[A-Za-z0-9._~+/\-]{16,}=*"
+_BASIC = r"\s+)[A-Za-z0-9+/]{16,}={0,2}(?![\w-])"
 
 _RULES: tuple[_Rule, ...] = (
     _rule(
         "-----BEGIN ",
         r"(?:[A-Z0-9]+ )*PRIVATE KEY-----)[\s\S]*?-----END (?:[A-Z0-9]+ )*"
         r"PRIVATE KEY-----",
+        word=False,
     ),
     # Provider key shapes: OpenAI / Anthropic / DeepSeek, AWS, GitHub, Slack, Google, Stripe,
     # Hugging Face, npm, GitLab.
@@ -54,10 +61,12 @@ _RULES: tuple[_Rule, ...] = (
     _rule("glpat-", r")[A-Za-z0-9_\-]{20,}"),
     _rule("eyJ", r")[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     # user:password@ inside a URL
-    _rule("://", r"[^\s:/@]+:)[^\s@/]+(?=@)", keep_head=True),
-    *(_rule(w, _TOKEN, keep_head=True) for w in (*_casings("bearer"), "Basic", "Token", "token")),
+    _rule("://", r"[^\s:/@]+:)[^\s@/]+(?=@)", keep_head=True, word=False),
+    *(_rule(w, _BEARER, keep_head=True) for w in _casings("bearer")),
+    _rule("Basic", _BASIC, keep_head=True),
+    *(_rule(w, _TOKEN, keep_head=True) for w in ("Token", "token")),
     *(
-        _rule(w, r"[A-Za-z0-9_\-]*" + _VALUE, keep_head=True)
+        _rule(w, r"[A-Za-z0-9_\-]*" + _VALUE, keep_head=True, word=False)
         for word in (
             "api_key",
             "api-key",
@@ -135,15 +144,15 @@ def redact(text: str) -> str:
     return text
 
 
-# Newlines stop every pattern but the private-key block; the record separator keeps entries
-# apart when the joined text is split again.
-_SEPARATOR = "\n\x1e\n"
+# No pattern crosses it but the private-key block: "\n" ends every value and NUL is neither
+# white space (which ``\s`` would take, as it takes "\x1e") nor a key character.
+_SEPARATOR = "\n\x00\n"
 
 
 def redact_many(texts: list[str]) -> list[str]:
     """``[redact(t) for t in texts]`` in one pass over the joined texts (the literal tests are
     per call, so one call over many small texts is much cheaper)."""
-    if len(texts) < 2:
+    if len(texts) < 2 or any(_SEPARATOR in t for t in texts):
         return [redact(t) for t in texts]
     parts = redact(_SEPARATOR.join(texts)).split(_SEPARATOR)
     if len(parts) != len(texts):  # a secret spanned two entries: redact them one by one

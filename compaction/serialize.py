@@ -7,12 +7,15 @@ placeholders: the placeholders are for what stays in the context.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from compaction.messages import Message
 
 TURNS_OPEN = "<turns>"
 TURNS_CLOSE = "</turns>"
+# Any spelling a model would read as the end of the quoted block.
+_CLOSE = re.compile(r"<\s*/\s*turns\s*>", re.IGNORECASE)
 
 
 def cut(text: str, head: int, tail: int) -> str:
@@ -27,8 +30,9 @@ def serialize_message(message: Message, head: int, tail: int) -> str:
     lines = [f"[{message.role.upper()}] {cut(message.source_text, head, tail)}"]
     for call in message.tool_calls:
         lines.append(f"[TOOL CALL {call.name}] {cut(call.arguments, head, tail)}")
+    text = "\n".join(lines)
     # The quoted block must not be closable from inside.
-    return "\n".join(lines).replace(TURNS_CLOSE, "</ turns>")
+    return _CLOSE.sub("</ turns>", text) if "<" in text else text
 
 
 def serialize(messages: Sequence[Message], head: int, tail: int) -> list[str]:

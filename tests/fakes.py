@@ -48,13 +48,15 @@ class FakeSummarizer:
         return text
 
 
-def conversation(turns: int, *, tool_chars: int = 400, system: bool = True) -> list[Message]:
+def conversation(
+    turns: int, *, tool_chars: int = 400, system: bool = True, first_turn: int = 0
+) -> list[Message]:
     """A well-formed agent conversation: per turn a user ask, an assistant call, its result,
-    and an assistant answer. Ids are 1..n."""
+    and an assistant answer. Ids are 1..n; call ids follow ``first_turn``."""
     out: list[Message] = []
     if system:
         out.append(Message(role="system", content="You are a coding agent."))
-    for t in range(turns):
+    for t in range(first_turn, first_turn + turns):
         call = ToolCall(
             id=f"call_{t}", name="bash", arguments=json.dumps({"command": f"ls /srv/{t}"})
         )

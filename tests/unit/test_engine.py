@@ -113,7 +113,10 @@ def test_iterative_compaction_passes_previous_summary_once() -> None:
     first = compact(conversation(10), SMALL, FakeSummarizer(), reason="manual")
     stored = [replace(m, id=m.id or 1_000) for m in first.messages]  # the store gives it an id
     start = len(stored) + 1
-    later = [replace(m, id=start + i) for i, m in enumerate(conversation(10, system=False))]
+    later = [
+        replace(m, id=start + i)
+        for i, m in enumerate(conversation(10, system=False, first_turn=100))
+    ]
     summarizer = FakeSummarizer()
     second = compact([*stored, *later], SMALL, summarizer, reason="manual")
     request = summarizer.requests[0]
@@ -129,7 +132,10 @@ def test_ledger_is_carried_over_to_the_next_summary() -> None:
     first = compact(conversation(10), SMALL, FakeSummarizer(), reason="manual")
     assert "ls /srv/1" in first.summary_text
     stored = [replace(m, id=m.id or 1_000) for m in first.messages]
-    later = [replace(m, id=2_000 + i) for i, m in enumerate(conversation(10, system=False))]
+    later = [
+        replace(m, id=2_000 + i)
+        for i, m in enumerate(conversation(10, system=False, first_turn=100))
+    ]
     second = compact([*stored, *later], SMALL, FakeSummarizer(), reason="manual")
     assert "ls /srv/1" in second.summary_text  # from the first middle, not the second
 
@@ -283,7 +289,7 @@ def test_message_too_large_when_a_kept_message_alone_passes_the_threshold() -> N
 
 def test_nothing_to_compact_for_a_short_conversation() -> None:
     with pytest.raises(NothingToCompact) as err:
-        compact(conversation(1)[:3], SMALL, FakeSummarizer(), reason="manual")
+        compact(conversation(1), SMALL, FakeSummarizer(), reason="manual")
     assert err.value.code == "nothing_to_compact"
 
 

@@ -1,0 +1,128 @@
+"""Benchmark of ``compact()`` with an instant fake summarizer (issue "1 of 5").
+
+    python -m benchmarks.engine [--repeat N] [--skip-100k]
+
+Prints, per shared transcript and per synthetic conversation (1k, 10k, 100k messages): time per
+phase, messages per second, and the ratio time(100k) / time(10k) (linear would be 10).
+Figures are the best of ``--repeat`` runs; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from compaction import CompactionConfig, Message, ToolCall, compact, estimate_messages_tokens
+from compaction.engine import CompactionResult, SummaryRequest
+from compaction.messages import messages_from_dicts
+
+TRANSCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts"
+PHASES = ("estimate", "prune", "boundaries", "serialize", "ledger", "summarize", "assemble")
+
+
+class InstantSummarizer:
+    def summarize(self, request: SummaryRequest) -> str:
+        return "## Goal\n" + "Instant summary for the benchmark. " * 10
+
+
+def transcript(path: Path) -> tuple[list[Message], CompactionConfig]:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    messages = [replace(m, id=i) for i, m in enumerate(messages_from_dicts(raw), start=1)]
+    system = estimate_messages_tokens(m for m in messages if m.role == "system")
+    # The same window as the transcript tests: each one well over its threshold.
+    window = max(estimate_messages_tokens(messages) // 2, system * 100 // 70 + 50, 1_000)
+    return messages, CompactionConfig(context_window=window, protect_first_n=1)
+
+
+def synthetic(count: int) -> list[Message]:
+    """An agent loop: user asks, the assistant runs a command, the tool answers with a listing
+    that holds paths, ids and now and then an error."""
+    out = [Message(role="system", content="You are a coding agent.", id=1)]
+    turn = 0
+    while len(out) < count:
+        call = ToolCall(
+            id=f"call_{turn}",
+            name="bash",
+            arguments=json.dumps({"command": f"pytest tests/test_mod_{turn % 97}.py -x"}),
+        )
+        listing = "\n".join(f"src/pkg_{turn % 13}/mod_{k}.py  {turn:x}{k:04x}" for k in range(8))
+        error = f"\nE   ValueError: bad value {turn}" if turn % 5 == 0 else ""
+        out += [
+            Message(role="user", content=f"Fix the failure in module {turn % 97}, please."),
+            Message(role="assistant", content="Running the tests.", tool_calls=[call]),
+            Message(
+                role="tool", content=listing + error + "\n" + "log line " * 40, tool_call_id=call.id
+            ),
+            Message(role="assistant", content=f"Module {turn % 97} passes now."),
+        ]
+        turn += 1
+    return [replace(m, id=i) for i, m in enumerate(out[:count], start=1)]
+
+
+def best_run(
+    messages: list[Message], config: CompactionConfig, repeat: int
+) -> tuple[float, CompactionResult]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = compact(messages, config, InstantSummarizer(), reason="manual")
+        best = min(best, time.perf_counter() - started)
+    assert result is not None
+    return best, result
+
+
+def row(name: str, count: int, seconds: float, result: CompactionResult) -> str:
+    phases = " ".join(f"{result.timings.get(p, 0.0) * 1000:7.1f}" for p in PHASES)
+    return (
+        f"{name:38} {count:7d} {seconds * 1000:9.1f} {count / seconds:9.0f} "
+        f"{result.tokens_before:9d} {result.tokens_after:8d} {phases}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-100k", action="store_true")
+    args = parser.parse_args(argv)
+    print(f"$ python -m benchmarks.engine {' '.join(argv or sys.argv[1:])}".rstrip())
+    print(f"python {platform.python_version()} on {platform.machine()}, best of {args.repeat}")
+    header = " ".join(f"{p[:7]:>7}" for p in PHASES)
+    print(
+        f"{'conversation':38} {'msgs':>7} {'ms':>9} {'msgs/s':>9} {'tok in':>9} "
+        f"{'tok out':>8} {header}  (phase ms)"
+    )
+    total_messages, total_seconds = 0, 0.0
+    for path in sorted(TRANSCRIPTS.glob("*.json")):
+        messages, config = transcript(path)
+        seconds, result = best_run(messages, config, args.repeat)
+        total_messages += len(messages)
+        total_seconds += seconds
+        print(row(path.stem, len(messages), seconds, result))
+    print(
+        f"{'ALL SHARED TRANSCRIPTS':38} {total_messages:7d} {total_seconds * 1000:9.1f} "
+        f"{total_messages / total_seconds:9.0f}   (goal: >= 17,000 msgs/s)"
+    )
+    times: dict[int, float] = {}
+    sizes = (1_000, 10_000) if args.skip_100k else (1_000, 10_000, 100_000)
+    for size in sizes:
+        messages = synthetic(size)
+        seconds, result = best_run(
+            messages, CompactionConfig(), 1 if size > 10_000 else args.repeat
+        )
+        times[size] = seconds
+        print(row(f"synthetic {size:,} ({result.chunks} chunks)", size, seconds, result))
+    if 100_000 in times:
+        print(
+            f"time(100k) / time(10k) = {times[100_000] / times[10_000]:.1f}   "
+            "(goal: <= 12; linear is 10)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

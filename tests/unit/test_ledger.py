@@ -1,0 +1,534 @@
+"""The exact-identifier ledger (compaction/ledger.py): extract, build, render, parse."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from compaction.ledger import HEADINGS, KINDS, Ledger, build, extract, parse, render
+from compaction.messages import SUMMARY_MARKER, Message, ToolCall
+from compaction.tokens import text_estimator
+
+ESTIMATE = text_estimator()
+KIND_NAMES = [kind for kind, _ in KINDS]
+
+# --------------------------------------------------------------------------- builders
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def assistant(text: str = "", *calls: ToolCall) -> Message:
+    return Message(role="assistant", content=text, tool_calls=list(calls))
+
+
+def tool(text: str, call_id: str = "c1", original: str | None = None) -> Message:
+    return Message(role="tool", content=text, tool_call_id=call_id, original_content=original)
+
+
+def call(arguments: dict[str, Any] | str, name: str = "bash", id_: str = "c1") -> ToolCall:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return ToolCall(id=id_, name=name, arguments=text)
+
+
+def fresh(**items: list[str]) -> dict[str, list[str]]:
+    return {kind: list(items.get(kind, [])) for kind in KIND_NAMES}
+
+
+def ledger_of(**items: list[str]) -> Ledger:
+    ledger = Ledger()
+    for kind, values in items.items():
+        ledger.items[kind] = list(values)
+    return ledger
+
+
+def cost(items: list[str]) -> int:
+    return sum(ESTIMATE(item) + 2 for item in items)
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def test_absolute_relative_and_dot_paths() -> None:
+    found = extract([user("Look at /etc/hosts, then src/app/main.py and run ./run.sh please")])
+    assert found["paths"] == ["/etc/hosts", "src/app/main.py", "./run.sh"]
+
+
+def test_bare_file_names() -> None:
+    found = extract([user("Edit setup.py and README.md, not the config")])
+    assert found["paths"] == ["setup.py", "README.md"]
+
+
+def test_paths_in_punctuation_and_quotes() -> None:
+    found = extract([user('See /etc/hosts. Also `./run.sh`, "src/x.py" and (lib/util.ts).')])
+    assert found["paths"] == ["/etc/hosts", "./run.sh", "src/x.py", "lib/util.ts"]
+
+
+def test_home_and_parent_paths() -> None:
+    found = extract([user("copy ~/notes/todo.txt to ../backup/todo.txt")])
+    assert found["paths"] == ["~/notes/todo.txt", "../backup/todo.txt"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "and/or",
+        "read and/or write",
+        "1/2 of the tests",
+        "about 3/4 done",
+        "the date 12/31/2024",
+        "input/output",
+        "pass a word",
+    ],
+)
+def test_not_paths(text: str) -> None:
+    assert extract([user(text)])["paths"] == []
+
+
+def test_file_inside_path_is_not_listed_again_as_bare_name() -> None:
+    found = extract([user("open src/app/main.py now")])
+    assert found["paths"] == ["src/app/main.py"]
+    assert "main.py" not in found["paths"]
+
+
+# --------------------------------------------------------------------------- URLs
+
+
+def test_urls_with_trailing_punctuation_stripped() -> None:
+    text = "See https://example.com/docs/page. and (https://foo.org/a/b), also http://x.io/y?z=1!"
+    found = extract([user(text)])
+    assert found["urls"] == [
+        "https://example.com/docs/page",
+        "https://foo.org/a/b",
+        "http://x.io/y?z=1",
+    ]
+
+
+def test_url_is_not_listed_again_as_path() -> None:
+    found = extract([user("read https://github.com/org/repo/blob/main/src/x.py and /etc/hosts")])
+    assert found["urls"] == ["https://github.com/org/repo/blob/main/src/x.py"]
+    assert found["paths"] == ["/etc/hosts"]
+    for path in found["paths"]:
+        assert not any(path in url for url in found["urls"])
+
+
+def test_url_followed_by_fullwidth_punctuation() -> None:
+    found = extract([user("请看 https://example.com/docs，然后运行测试。")])
+    assert found["urls"] == ["https://example.com/docs"]
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_command_from_command_key() -> None:
+    found = extract([assistant("running", call({"command": "pytest -x tests/unit"}))])
+    assert found["commands"] == ["pytest -x tests/unit"]
+
+
+def test_command_from_cmd_key_list_joined() -> None:
+    found = extract([assistant("", call({"cmd": ["git", "status", "--short"]}))])
+    assert found["commands"] == ["git status --short"]
+
+
+def test_multiline_script_remembered_by_first_line() -> None:
+    script = "cat > /tmp/x.py << 'EOF'\nprint('hi')\nEOF"
+    found = extract([assistant("", call({"command": script}))])
+    assert found["commands"] == ["cat > /tmp/x.py << 'EOF'"]
+
+
+def test_commands_from_several_calls_in_order() -> None:
+    message = assistant(
+        "",
+        call({"command": "ls -la"}, id_="c1"),
+        call({"cmd": "make build"}, id_="c2"),
+        call({"path": "/etc/hosts"}, name="read_file", id_="c3"),
+    )
+    assert extract([message])["commands"] == ["ls -la", "make build"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        "not json but has command in it",
+        '["command", "ls"]',
+        '{"command": ""}',
+        '{"command": "   "}',
+        '{"command": 42}',
+        '{"query": "select command from t"}',
+        "",
+    ],
+)
+def test_no_command_from_bad_or_missing_arguments(arguments: str) -> None:
+    assert extract([assistant("", call(arguments))])["commands"] == []
+
+
+def test_commands_not_taken_from_plain_text() -> None:
+    found = extract([user("please run `pytest -x` for me"), assistant("I will run pytest -x")])
+    assert found["commands"] == []
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_error_lines_from_tool_output() -> None:
+    output = (
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\n'
+        "ValueError: bad value\n"
+        "an ordinary line\n"
+        "FAILED tests/test_a.py::test_x - assert 1 == 2\n"
+        "fatal: not a git repository\n"
+        "error: could not compile `demo`"
+    )
+    found = extract([tool(output)])
+    assert found["errors"] == [
+        "Traceback (most recent call last):",
+        "ValueError: bad value",
+        "FAILED tests/test_a.py::test_x - assert 1 == 2",
+        "fatal: not a git repository",
+        "error: could not compile `demo`",
+    ]
+
+
+def test_error_lines_from_user_messages() -> None:
+    found = extract([user("I get this:\nTypeError: 'NoneType' object is not subscriptable")])
+    assert found["errors"] == ["TypeError: 'NoneType' object is not subscriptable"]
+
+
+def test_error_lines_not_from_assistant_text() -> None:
+    found = extract([assistant("This raises ValueError: bad value, I think")])
+    assert found["errors"] == []
+
+
+def test_error_line_is_stripped() -> None:
+    found = extract([tool("    KeyError: 'missing'   \r\nok")])
+    assert found["errors"] == ["KeyError: 'missing'"]
+
+
+def test_no_errors_in_clean_output() -> None:
+    assert extract([tool("3 passed in 0.12s\nall good")])["errors"] == []
+
+
+def test_failed_test_path_also_listed_as_path() -> None:
+    found = extract([tool("FAILED tests/unit/test_b.py::test_y")])
+    assert "tests/unit/test_b.py" in found["paths"]
+
+
+# --------------------------------------------------------------------------- ids and values
+
+
+def test_ids() -> None:
+    text = (
+        "uuid 123e4567-e89b-12d3-a456-426614174000 commit 9dd68ea booking JG7FMM "
+        "flight 4WQ150 user mia_li_3668"
+    )
+    ids = extract([user(text)])["ids"]
+    for expected in (
+        "123e4567-e89b-12d3-a456-426614174000",
+        "9dd68ea",
+        "JG7FMM",
+        "4WQ150",
+        "mia_li_3668",
+    ):
+        assert expected in ids
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["deadbeef", "1234567", "HELLO WORLD", "snake_case_name", "version_2", "a plain sentence"],
+)
+def test_not_ids(text: str) -> None:
+    assert extract([user(text)])["ids"] == []
+
+
+def test_uuid_segment_not_listed_again() -> None:
+    ids = extract([user("session 550e8400-e29b-41d4-a716-446655440000 started")])["ids"]
+    assert ids == ["550e8400-e29b-41d4-a716-446655440000"]
+
+
+def test_values() -> None:
+    found = extract([user("It costs $1,234.50 with numpy 2.9.1 and v1.0.3-rc1 installed")])
+    assert found["values"] == ["$1,234.50", "2.9.1", "v1.0.3-rc1"]
+
+
+def test_plain_numbers_are_not_values() -> None:
+    assert extract([user("there are 42 files and 3.5 percent")])["values"] == []
+
+
+# --------------------------------------------------------------------------- extract: general
+
+
+def test_every_kind_present() -> None:
+    found = extract([user("hello")])
+    assert set(found) == set(KIND_NAMES)
+    assert all(values == [] for values in found.values())
+    assert extract([]) == {kind: [] for kind in KIND_NAMES}
+
+
+def test_dedup_keeps_first_appearance_order() -> None:
+    messages = [
+        user("src/b.py then src/a.py then src/b.py"),
+        tool("see /etc/b.conf and src/a.py and /etc/a.conf"),
+        user("/etc/b.conf again, then ./c.sh"),
+    ]
+    expected = ["src/b.py", "src/a.py", "/etc/b.conf", "/etc/a.conf", "./c.sh"]
+    assert extract(messages)["paths"] == expected
+    bare = extract([user("b.py then a.py"), tool("b.py and c.py"), user("a.py")])
+    assert bare["paths"] == ["b.py", "a.py", "c.py"]
+
+
+def test_first_appearance_order_across_shapes() -> None:
+    assert extract([user("setup.py then /etc/hosts")])["paths"] == ["setup.py", "/etc/hosts"]
+    assert extract([user("user JG7FMM then commit 9dd68ea")])["ids"] == ["JG7FMM", "9dd68ea"]
+
+
+def test_dedup_of_commands_and_errors() -> None:
+    messages = [
+        assistant("", call({"command": "pytest"}, id_="c1")),
+        tool("ValueError: x", call_id="c1"),
+        assistant("", call({"command": "ls"}, id_="c2")),
+        tool("ok", call_id="c2"),
+        assistant("", call({"command": "pytest"}, id_="c3")),
+        tool("ValueError: x", call_id="c3"),
+    ]
+    found = extract(messages)
+    assert found["commands"] == ["pytest", "ls"]
+    assert found["errors"] == ["ValueError: x"]
+
+
+def test_summary_messages_are_skipped() -> None:
+    prior = user(
+        f"{SUMMARY_MARKER} earlier\n/etc/secret.conf https://old.example.com/x\n"
+        "ValueError: old error 9dd68ea"
+    )
+    assert prior.is_summary
+    found = extract([prior, user("now look at /etc/hosts")])
+    assert found["paths"] == ["/etc/hosts"]
+    assert found["urls"] == []
+    assert found["errors"] == []
+    assert found["ids"] == []
+
+
+def test_pruned_message_is_read_from_original_content() -> None:
+    original = "ValueError: lost detail\nwritten to /var/log/app.log"
+    message = tool("[Old tool output cleared to save context space]", original=original)
+    found = extract([message])
+    assert found["errors"] == ["ValueError: lost detail"]
+    assert found["paths"] == ["/var/log/app.log"]
+
+
+def test_identifiers_in_tool_call_arguments_are_found() -> None:
+    found = extract([assistant("", call({"path": "/srv/app/config.yaml"}, name="read_file"))])
+    assert found["paths"] == ["/srv/app/config.yaml"]
+
+
+def test_secrets_inside_items_are_redacted() -> None:
+    messages = [
+        assistant(
+            "",
+            call(
+                {
+                    "command": 'curl -H "Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456" '
+                    "https://api.example.com/v1"
+                }
+            ),
+        ),
+        user("clone https://alice:hunter2secret@git.example.com/repo.git"),
+        tool("ValueError: bad password=hunter2hunter2 for db"),
+        user("fetch https://api.example.com/v1?api_key=abcdef123456XYZ"),
+    ]
+    found = extract(messages)
+    flat = [item for values in found.values() for item in values]
+    assert flat
+    for item in flat:
+        assert "abcdefghijklmnopqrstuvwxyz123456" not in item
+        assert "hunter2" not in item
+        assert "abcdef123456XYZ" not in item
+    assert found["commands"] == [
+        'curl -H "Authorization: Bearer [REDACTED]" https://api.example.com/v1'
+    ]
+    assert "https://alice:[REDACTED]@git.example.com/repo.git" in found["urls"]
+    assert found["errors"] == ["ValueError: bad password=[REDACTED] for db"]
+
+
+def test_overlong_items_are_left_out() -> None:
+    long_command = "echo " + "x" * 400
+    found = extract([assistant("", call({"command": long_command}))])
+    assert found["commands"] == []
+
+
+# --------------------------------------------------------------------------- build
+
+
+def test_build_without_cap_keeps_everything_in_order() -> None:
+    items = fresh(paths=["/a.py", "/b.py"], errors=["ValueError: x"], commands=["ls"])
+    ledger = build(items, None, 10_000, ESTIMATE)
+    assert ledger.items["paths"] == ["/a.py", "/b.py"]
+    assert ledger.items["errors"] == ["ValueError: x"]
+    assert ledger.items["commands"] == ["ls"]
+    assert ledger.dropped == 0
+    assert len(ledger) == 4
+    assert ledger.all_items() == ["ValueError: x", "ls", "/a.py", "/b.py"]
+
+
+def test_build_respects_the_cap_and_keeps_newest() -> None:
+    paths = [f"/srv/project/file_{i:03d}.py" for i in range(50)]
+    ledger = build(fresh(paths=paths), None, 100, ESTIMATE)
+    kept = ledger.items["paths"]
+    assert 0 < len(kept) < 50
+    assert cost(kept) <= 100
+    assert kept == paths[-len(kept) :]  # newest kept, oldest first
+    assert ledger.dropped == 50 - len(kept)
+
+
+@pytest.mark.parametrize("cap", [0, 1, 5, 17, 40, 100, 333, 1000])
+def test_build_cap_over_every_kind(cap: int) -> None:
+    items = fresh(
+        errors=[f"ValueError: problem number {i}" for i in range(20)],
+        commands=[f"pytest tests/test_{i}.py -x" for i in range(20)],
+        paths=[f"src/pkg/mod_{i}.py" for i in range(20)],
+        urls=[f"https://example.com/page/{i}" for i in range(20)],
+        ids=[f"id_{i:04d}" for i in range(20)],
+        values=[f"{i}.0.{i}" for i in range(20)],
+    )
+    total = sum(len(v) for v in items.values())
+    ledger = build(items, None, cap, ESTIMATE)
+    assert cost(ledger.all_items()) <= cap
+    assert len(ledger) + ledger.dropped == total
+    for kind in KIND_NAMES:
+        kept = ledger.items[kind]
+        assert kept == items[kind][len(items[kind]) - len(kept) :]
+
+
+def test_build_cap_zero_is_empty() -> None:
+    ledger = build(fresh(paths=["/a.py"], errors=["E: x"]), ledger_of(ids=["JG7FMM"]), 0, ESTIMATE)
+    assert len(ledger) == 0
+    assert ledger.all_items() == []
+    assert ledger.dropped == 3
+    assert render(ledger, "en") == ""
+
+
+def test_build_spends_leftover_on_other_kinds() -> None:
+    # Only paths are present: they get the whole cap, not just their 25% share.
+    paths = [f"/p/{i:02d}.py" for i in range(40)]
+    ledger = build(fresh(paths=paths), None, 200, ESTIMATE)
+    assert cost(ledger.items["paths"]) > 200 * 0.25
+    assert cost(ledger.items["paths"]) <= 200
+
+
+def test_build_merges_previous_with_dedup() -> None:
+    previous = ledger_of(paths=["/old/a.py", "/shared.py"], errors=["KeyError: k"])
+    items = fresh(paths=["/shared.py", "/new/b.py"], errors=["KeyError: k", "OSError: o"])
+    ledger = build(items, previous, 10_000, ESTIMATE)
+    assert ledger.items["paths"] == ["/old/a.py", "/shared.py", "/new/b.py"]
+    assert ledger.items["errors"] == ["KeyError: k", "OSError: o"]
+    assert ledger.dropped == 0
+
+
+def test_build_prefers_fresh_over_carried_when_cap_binds() -> None:
+    previous = ledger_of(paths=[f"/old/file_{i:02d}.py" for i in range(30)])
+    items = fresh(paths=[f"/new/file_{i:02d}.py" for i in range(5)])
+    ledger = build(items, previous, 60, ESTIMATE)
+    kept = ledger.items["paths"]
+    assert kept[-5:] == items["paths"]
+    assert cost(kept) <= 60
+    assert ledger.dropped == 35 - len(kept)
+
+
+def test_build_does_not_change_its_inputs() -> None:
+    previous = ledger_of(paths=["/old/a.py"])
+    items = fresh(paths=["/b.py", "/c.py"])
+    build(items, previous, 5, ESTIMATE)
+    assert previous.items["paths"] == ["/old/a.py"]
+    assert items["paths"] == ["/b.py", "/c.py"]
+
+
+# --------------------------------------------------------------------------- render / parse
+
+
+def full_ledger() -> Ledger:
+    return ledger_of(
+        errors=["ValueError: bad value", "FAILED tests/test_a.py::test_x"],
+        commands=["pytest -x", "git status --short"],
+        paths=["/etc/hosts", "src/app/main.py"],
+        urls=["https://example.com/docs"],
+        ids=["9dd68ea", "mia_li_3668"],
+        values=["$1,234.50", "2.9.1"],
+    )
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_render_parse_round_trip(language: str) -> None:
+    ledger = full_ledger()
+    text = render(ledger, language)
+    assert text.startswith(HEADINGS[language]["title"])
+    body, back = parse("## Goal\n- the body\n\n" + text)
+    assert body == "## Goal\n- the body"
+    assert back is not None
+    assert back.items == ledger.items
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_render_lists_items_under_their_headings(language: str) -> None:
+    text = render(full_ledger(), language)
+    lines = text.splitlines()
+    for kind in KIND_NAMES:
+        assert HEADINGS[language][kind] in lines
+    at = lines.index(HEADINGS[language]["paths"])
+    assert lines[at + 1 : at + 3] == ["- /etc/hosts", "- src/app/main.py"]
+
+
+def test_render_skips_empty_kinds() -> None:
+    text = render(ledger_of(paths=["/a.py"]), "en")
+    assert (
+        text
+        == "## Exact identifiers (verbatim from the compacted turns)\n### Files and paths\n- /a.py"
+    )
+
+
+def test_render_empty_ledger_is_empty_text() -> None:
+    assert render(Ledger(), "en") == ""
+    assert render(Ledger(), "zh") == ""
+
+
+def test_render_unknown_language_falls_back_to_english() -> None:
+    assert render(ledger_of(ids=["JG7FMM"]), "fr") == render(ledger_of(ids=["JG7FMM"]), "en")
+
+
+@pytest.mark.parametrize("text", ["", "just a summary body", "## Goal\n- x\n### Errors\n- y"])
+def test_parse_without_ledger(text: str) -> None:
+    assert parse(text) == (text, None)
+
+
+def test_parse_body_before_title() -> None:
+    body = "## 目标\n- 修复解析器\n\n## 下一步\n- 运行测试"
+    summary = body + "\n\n" + render(ledger_of(commands=["pytest"]), "zh")
+    parsed_body, ledger = parse(summary)
+    assert parsed_body == body
+    assert ledger is not None
+    assert ledger.items["commands"] == ["pytest"]
+
+
+def test_round_trip_through_extract_and_build() -> None:
+    messages = [
+        user("Fix /etc/app.conf, see https://example.com/issue/7 for booking JG7FMM"),
+        assistant("", call({"command": "make test"})),
+        tool("ValueError: boom at 2.9.1"),
+    ]
+    ledger = build(extract(messages), None, 1_000, ESTIMATE)
+    for language in ("en", "zh"):
+        _, back = parse("body\n\n" + render(ledger, language))
+        assert back is not None
+        assert back.items == ledger.items
+
+
+def test_round_trip_of_error_line_with_carriage_return() -> None:
+    output = "Downloading 10%\rDownloading 100%\rValueError: bad wheel\ndone"
+    ledger = build(extract([tool(output)]), None, 1_000, ESTIMATE)
+    assert ledger.items["errors"]
+    _, back = parse("body\n\n" + render(ledger, "en"))
+    assert back is not None
+    assert back.items == ledger.items

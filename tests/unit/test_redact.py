@@ -1,0 +1,224 @@
+"""Secret redaction (compaction/redact.py; DESIGN §4).
+
+The fake secrets are assembled from pieces so that the file itself does not look like it
+leaks real keys to a secret scanner.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction.redact import REDACTED, redact, redact_many
+
+ALNUM = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"  # 32 characters
+OPENAI = "sk-" + ALNUM[:24] + "T3BlbkFJ" + ALNUM[:12]
+OPENAI_PROJECT = "sk-" + "proj-" + ALNUM + "_-" + ALNUM[:10]
+ANTHROPIC = "sk-" + "ant-api03-" + ALNUM + "-" + ALNUM + "_AA"
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+GITHUB = "ghp_" + ALNUM + "1234"
+GITHUB_PAT = "github_pat_" + "11ABCDEFG0" + "_" + ALNUM + ALNUM
+SLACK = "xoxb-" + "123456789012-1234567890123-" + ALNUM[:24]
+GOOGLE = "AIza" + "SyD-" + ALNUM[:31]  # 35 characters after the prefix
+STRIPE = "sk_" + "live_" + ALNUM[:24]
+HUGGINGFACE = "hf_" + ALNUM + "zz"
+JWT = (
+    "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    "." + "eyJ" + "zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    "." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM = (
+    "-----BEGIN " + "RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "-----END " + "RSA PRIVATE KEY-----"
+)
+
+
+def test_google_fixture_shape() -> None:
+    assert len(GOOGLE) == 4 + 35
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        OPENAI,
+        OPENAI_PROJECT,
+        ANTHROPIC,
+        AWS,
+        GITHUB,
+        GITHUB_PAT,
+        SLACK,
+        GOOGLE,
+        STRIPE,
+        HUGGINGFACE,
+        JWT,
+    ],
+    ids=[
+        "openai",
+        "openai_project",
+        "anthropic",
+        "aws",
+        "github",
+        "github_pat",
+        "slack",
+        "google",
+        "stripe",
+        "huggingface",
+        "jwt",
+    ],
+)
+def test_key_shapes_are_replaced_whole(secret: str) -> None:
+    text = f"before {secret} after"
+    assert redact(text) == f"before {REDACTED} after"
+    assert redact(f'export TOKEN_VALUE="{secret}"\nnext line') == (
+        f'export TOKEN_VALUE="{REDACTED}"\nnext line'
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "curl -H 'Authorization: Bearer abcdefghijklmnop1234567890.xyz' https://x.io",
+            f"curl -H 'Authorization: Bearer {REDACTED}' https://x.io",
+        ),
+        (
+            "authorization: bearer AbCdEfGhIjKlMnOpQrStUv==",
+            f"authorization: bearer {REDACTED}",
+        ),
+        (
+            "DATABASE_URL=postgres://admin:pass@db.internal:5432/app",
+            f"DATABASE_URL=postgres://admin:{REDACTED}@db.internal:5432/app",
+        ),
+        (
+            "redis://default:S3cr3t-P4ss@cache:6379/0 is the cache",
+            f"redis://default:{REDACTED}@cache:6379/0 is the cache",
+        ),
+        ("API_KEY=abcd1234efgh5678", f"API_KEY={REDACTED}"),
+        (
+            "OPENAI_API_KEY=abcd1234efgh5678 python run.py",
+            f"OPENAI_API_KEY={REDACTED} python run.py",
+        ),
+        (
+            '{"password": "hunter2hunter2", "user": "bob"}',
+            f'{{"password": "{REDACTED}", "user": "bob"}}',
+        ),
+        ("Password = correct-horse-battery", f"Password = {REDACTED}"),
+        ("client_secret: 9f8e7d6c5b4a3210", f"client_secret: {REDACTED}"),
+        ("apiKey: 'abcdef123456'", f"apiKey: '{REDACTED}'"),
+        ("SECRET_KEY = 'django-insecure-123456'", f"SECRET_KEY = '{REDACTED}'"),
+        ("access_token=ya29.a0AfH6SMBx", f"access_token={REDACTED}"),
+    ],
+)
+def test_keyword_and_url_secrets_keep_the_label(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_url_password_keeps_the_user() -> None:
+    out = redact("connect to postgres://user:pass@host/db now")
+    assert out == f"connect to postgres://user:{REDACTED}@host/db now"
+    assert "pass@" not in out
+
+
+@pytest.mark.parametrize("kind", ["RSA ", "", "OPENSSH ", "EC ", "ENCRYPTED "])
+def test_private_key_block(kind: str) -> None:
+    block = PEM.replace("RSA ", kind)
+    text = f"key file:\n{block}\nend of file"
+    assert redact(text) == f"key file:\n{REDACTED}\nend of file"
+
+
+def test_several_secrets_in_one_text() -> None:
+    text = f"a={AWS} b={GITHUB}\n{PEM}\nAuthorization: Bearer {ALNUM}"
+    assert (
+        redact(text) == f"a={REDACTED} b={REDACTED}\n{REDACTED}\nAuthorization: Bearer {REDACTED}"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "/home/user/project/src/compaction/tokens.py:42: error: missing return",
+        "C:\\Users\\dev\\AppData\\Local\\Temp\\build-output.log",
+        "response = client.create(model='gpt-4o', max_tokens=12000, temperature=0)",
+        "the token count is 123456 and the prompt has 4000 characters",
+        "tokens=12000 total_tokens: 5000",
+        "http://localhost:8080/api/v1/sessions?limit=50",
+        "https://example.com:8443/path/to/page#section",
+        "ssh://git@github.com:22/org/repo.git",
+        "commit 6ab5665e09672987e200fe0a1b2c3d4e5f607182",
+        "def estimate(text: str) -> int:\n    return len(text) // 4  # secret sauce",
+        "uuid 123e4567-e89b-12d3-a456-426614174000",
+        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0B\n"
+        "-----END CERTIFICATE-----",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n"
+        "-----END PUBLIC KEY-----",
+        "The password reset flow sends an email; the secret is to retry.",
+        "Use the Bearer scheme for auth.",
+        "npm install --save-dev typescript",
+        "你好，这是一个普通的中文句子，没有任何密钥。",
+    ],
+)
+def test_no_false_positives_on_ordinary_text(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see docs/task-scheduling-overview.md",
+        "pip install dask-kubernetes-operator",
+        "src/components/task-list-item-renderer.tsx",
+    ],
+)
+def test_no_false_positives_on_kebab_case_names_containing_sk(text: str) -> None:
+    assert redact(text) == text
+
+
+# --------------------------------------------------------------------------- redact_many
+
+
+def test_redact_many_equals_redact_each() -> None:
+    texts = [
+        "clean text",
+        f"key {OPENAI} here",
+        "/home/user/app/main.py",
+        "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",  # split key, part 1
+        "BKcwggSjAgEAAoIBAQC7\n-----END " + "PRIVATE KEY-----",  # part 2
+        f"Authorization: Bearer {ALNUM}",
+        "",
+        "postgres://u:pw123456@h/db",
+        PEM,
+        "the end",
+    ]
+    expected = [redact(t) for t in texts]
+    assert redact_many(texts) == expected
+    # The split key's halves are not a key on their own: they stay as they were.
+    assert expected[3] == texts[3]
+    assert expected[4] == texts[4]
+    assert expected[1] == f"key {REDACTED} here"
+    assert expected[8] == REDACTED
+
+
+def test_redact_many_small_inputs() -> None:
+    assert redact_many([]) == []
+    assert redact_many([f"x {AWS}"]) == [f"x {REDACTED}"]
+    assert redact_many(["a", "b"]) == ["a", "b"]
+
+
+def test_redact_many_returns_a_new_list() -> None:
+    texts = [f"x {AWS}", "y"]
+    out = redact_many(texts)
+    assert texts == [f"x {AWS}", "y"]
+    assert out == [f"x {REDACTED}", "y"]
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["Authorization: Bearer", "abcdefghijklmnop1234 is an ordinary word list"],
+        ["the password", "= not-a-secret-value"],
+    ],
+)
+def test_redact_many_entries_do_not_leak_into_each_other(texts: list[str]) -> None:
+    assert redact_many(texts) == [redact(t) for t in texts]

@@ -1,0 +1,35 @@
+"""The ``compaction`` command (DESIGN §8): one module per group of subcommands.
+
+Every subcommand exits 0 on success and non-zero with a one-line error on stderr otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from compaction.errors import CompactionError
+from worker.cli import demo
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="compaction", description="Context compaction service for LLM agents."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except CompactionError as err:
+        print(f"compaction: error [{err.code}]: {err.message}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as err:
+        print(f"compaction: error: {err}", file=sys.stderr)
+        return 1
+    return code
