@@ -11,8 +11,8 @@ import pytest
 from compaction.errors import InvalidRequest
 from compaction.formats import from_anthropic, from_openai, to_anthropic, to_openai
 from compaction.messages import Message, ToolCall, messages_from_dicts
+from tests.fakes import TRANSCRIPTS
 
-TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "transcripts"
 TRANSCRIPT_FILES = sorted(TRANSCRIPTS.glob("*.json"))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +13,8 @@ from compaction.engine import SummaryRequest
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
 from compaction.offline import OfflineSummarizer
 from compaction.prompts import build_prompt
+from tests.fakes import TRANSCRIPTS
 
-TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "transcripts"
 PYDICOM = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
 
 # --------------------------------------------------------------------------- builders
@@ -409,7 +408,6 @@ def load_pydicom() -> list[Message]:
     return messages_from_dicts(json.loads(PYDICOM.read_text(encoding="utf-8")))
 
 
-@pytest.mark.skipif(not PYDICOM.exists(), reason="shared transcripts not available")
 def test_compact_real_transcript_with_offline_summarizer() -> None:
     messages = load_pydicom()
     window = estimate_messages_tokens(messages)

@@ -10,11 +10,9 @@ import pytest
 from compaction.errors import InvalidRequest
 from compaction.messages import messages_from_dicts
 from compaction.validate import ensure_valid, problems
+from tests.fakes import TRANSCRIPTS
 from tests.unit.builders import assistant, convo, summary, system, tool, user
 
-# The project's vendored copy (identical to /work/shared/transcripts), else the shared one.
-_VENDORED = Path(__file__).resolve().parents[1] / "data" / "transcripts"
-TRANSCRIPTS = _VENDORED if _VENDORED.is_dir() else Path("/work/shared/transcripts")
 TRANSCRIPT_FILES = sorted(TRANSCRIPTS.glob("*.json"))
 
 
