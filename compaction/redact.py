@@ -15,18 +15,28 @@ from dataclasses import dataclass
 REDACTED = "[REDACTED]"
 
 
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     literal: str
     pattern: re.Pattern[str]
     #: keep the literal and what the pattern's ``head`` group matched, replace the rest
     keep_head: bool
+    #: the literal must start a word ("task-scheduling" holds "sk-" but is no key); checked on
+    #: the match, not in the pattern, so the pattern stays literal-led and fast to search
+    word: bool
+
+    def replace(self, match: re.Match[str]) -> str:
+        start = match.start()
+        if self.word and start and match.string[start - 1] in _WORD_CHARS:
+            return match.group(0)
+        return f"{match.group('head')}{REDACTED}" if self.keep_head else REDACTED
 
 
 def _rule(literal: str, rest: str, *, keep_head: bool = False, word: bool = True) -> _Rule:
-    # ``word``: the literal starts a word ("task-scheduling" holds "sk-" but is no key).
-    start = r"(?<![A-Za-z0-9_\-])" if word else ""
-    return _Rule(literal, re.compile(f"{start}(?P<head>{re.escape(literal)}{rest}"), keep_head)
+    return _Rule(literal, re.compile(f"(?P<head>{re.escape(literal)}{rest}"), keep_head, word)
 
 
 def _casings(word: str) -> list[str]:
@@ -88,14 +98,6 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _keep_head(match: re.Match[str]) -> str:
-    return f"{match.group('head')}{REDACTED}"
-
-
-def _whole(_: re.Match[str]) -> str:
-    return REDACTED
-
-
 _GATE_WORDS = (
     "-----begin ",
     "sk-",
@@ -140,7 +142,7 @@ def redact(text: str) -> str:
             continue
         for rule in rules:
             if rule.literal in text:
-                text = rule.pattern.sub(_keep_head if rule.keep_head else _whole, text)
+                text = rule.pattern.sub(rule.replace, text)
     return text
 
 
