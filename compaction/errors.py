@@ -56,3 +56,31 @@ class SummaryTooShort(CompactionError):
     """The auxiliary model returned an empty or too short summary (seed §9)."""
 
     code = "summary_too_short"
+
+
+class SessionNotFound(CompactionError):
+    code = "session_not_found"
+
+
+class LockLost(CompactionError):
+    """The session changed under a worker (its lock expired, another run won): nothing written."""
+
+    code = "lock_lost"
+
+
+class DatabaseError(CompactionError):
+    code = "db_error"
+
+
+class NoAuxiliaryModel(CompactionError):
+    """No auxiliary channel: not on the agent, no system default (seed §4.1)."""
+
+    code = "no_auxiliary_model"
+
+
+class LlmTimeout(CompactionError):
+    code = "llm_timeout"
+
+
+class LlmError(CompactionError):
+    code = "llm_error"

@@ -1,0 +1,313 @@
+"""Writing compactions back (DESIGN §5, §7): one short transaction each, fenced by the
+session's ``compaction_version``; restoring a run; failed runs; the UI's event rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from compaction.engine import CompactionResult
+from compaction.errors import InvalidRequest, LockLost, SessionNotFound
+from store.db import Repository, read_session, write_session
+from store.history import not_event
+from store.models import ChatSession, CompactionRun, utcnow
+from store.models import Message as MessageRow
+from store.records import (
+    EVENT_TYPE,
+    AppliedCompaction,
+    CompactionWrite,
+    RunRecord,
+    StoredMessage,
+)
+from store.sessions import reserve_seqs
+
+#: Ids per ``IN (...)`` list: well under the 65,535 parameters a PostgreSQL statement may hold.
+ID_CHUNK = 1_000
+
+
+def _lock_session(session: Session, session_id: str) -> ChatSession:
+    row = session.scalar(select(ChatSession).where(ChatSession.id == session_id).with_for_update())
+    if row is None:
+        raise SessionNotFound(f"session {session_id!r} not found")
+    return row
+
+
+def _event_row(
+    session: Session, session_id: str, event: str, text: str, payload: dict[str, Any]
+) -> MessageRow:
+    row = MessageRow(
+        session_id=session_id,
+        seq=reserve_seqs(session, session_id, 1),
+        seq_minor=0,
+        role="system",
+        content=text,
+        meta={"systemType": EVENT_TYPE, "event": event, **payload},
+    )
+    session.add(row)
+    return row
+
+
+def _record(row: CompactionRun) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        session_id=row.session_id,
+        request_id=row.request_id,
+        reason=row.reason,
+        status=row.status,
+        code=row.code,
+        error=row.error,
+        tokens_before=row.tokens_before,
+        tokens_after=row.tokens_after,
+        removed_count=row.removed_count,
+        pruned_count=row.pruned_count,
+        summary_message_id=row.summary_message_id,
+        model=row.model,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        durations=row.durations,
+        worker=row.worker,
+        finished_at=row.finished_at,
+        restored_at=row.restored_at,
+    )
+
+
+def _mark_pruned(session: Session, plan: CompactionWrite, run_id: int, now: datetime) -> int:
+    ids = list(dict.fromkeys(plan.pruned_ids))
+    marked = 0
+    for start in range(0, len(ids), ID_CHUNK):
+        result = session.execute(
+            update(MessageRow)
+            .where(
+                MessageRow.session_id == plan.session_id,
+                MessageRow.id.in_(ids[start : start + ID_CHUNK]),
+                MessageRow.role == "tool",
+                MessageRow.compacted_at.is_(None),
+                MessageRow.pruned_at.is_(None),
+            )
+            .values(pruned_at=now, pruned_run_id=run_id)
+        )
+        marked += result.rowcount  # type: ignore[attr-defined]
+    if marked != len(ids):
+        raise InvalidRequest(
+            f"{len(ids) - marked} of the pruned ids are not visible tool rows of session "
+            f"{plan.session_id!r}"
+        )
+    return marked
+
+
+class Compactions(Repository):
+    def apply_compaction(self, plan: CompactionWrite) -> AppliedCompaction:
+        """Insert the summary, mark the middle by ``seq`` range and the pruned rows, record the
+        run and bump the version, all or nothing. A stale ``expected_version`` is ``lock_lost``;
+        a range that is not what the core compacted is ``invalid_request``."""
+        if plan.first_seq > plan.last_seq or plan.expected_removed < 1:
+            raise InvalidRequest("an empty range: nothing to compact")
+        now = utcnow()
+        with write_session(self.factory) as session:
+            chat = _lock_session(session, plan.session_id)
+            if chat.compaction_version != plan.expected_version:
+                raise LockLost(
+                    f"session {plan.session_id!r} is at compaction version "
+                    f"{chat.compaction_version}, not {plan.expected_version}: another run won"
+                )
+            version = chat.compaction_version + 1
+            chat.compaction_version = version
+            run = CompactionRun(
+                session_id=plan.session_id,
+                request_id=plan.request_id,
+                reason=plan.reason,
+                status="succeeded",
+                language=plan.language,
+                tokens_before=plan.tokens_before,
+                tokens_after=plan.tokens_after,
+                pruned_count=len(set(plan.pruned_ids)),
+                compaction_version=version,
+                model=plan.model,
+                input_tokens=plan.input_tokens,
+                output_tokens=plan.output_tokens,
+                durations=plan.durations or None,
+                worker=plan.worker,
+                started_at=plan.started_at,
+                finished_at=now,
+            )
+            summary = MessageRow(
+                session_id=plan.session_id,
+                seq=plan.last_seq,
+                seq_minor=version,
+                role="user",
+                content=plan.summary,
+                is_compaction_summary=True,
+            )
+            session.add_all([run, summary])
+            session.flush()
+            removed = session.execute(
+                update(MessageRow)
+                .where(
+                    MessageRow.session_id == plan.session_id,
+                    MessageRow.seq.between(plan.first_seq, plan.last_seq),
+                    MessageRow.compacted_at.is_(None),
+                    MessageRow.id != summary.id,
+                    not_event(),
+                )
+                .values(compacted_at=now, compacted_into_id=summary.id)
+            ).rowcount  # type: ignore[attr-defined]
+            if removed != plan.expected_removed:
+                raise InvalidRequest(
+                    f"seq {plan.first_seq}..{plan.last_seq} holds {removed} visible rows, not "
+                    f"the {plan.expected_removed} that were compacted (already compacted?)"
+                )
+            pruned = _mark_pruned(session, plan, run.id, now)
+            run.removed_count, run.summary_message_id = removed, summary.id
+            if plan.event_text:
+                _event_row(
+                    session,
+                    plan.session_id,
+                    "done",
+                    plan.event_text,
+                    {"runId": run.id, "summaryMessageId": summary.id, **plan.event_payload},
+                )
+            return AppliedCompaction(run.id, summary.id, removed, pruned, version)
+
+    def record_failed_run(
+        self,
+        session_id: str,
+        *,
+        reason: str,
+        code: str,
+        error: str,
+        request_id: str | None = None,
+        status: str = "failed",
+        event_text: str | None = None,
+        event_payload: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> int:
+        """A failed (or skipped) run: the history is untouched; the run and, optionally, the
+        failed event row are recorded."""
+        with write_session(self.factory) as session:
+            if session.get(ChatSession, session_id) is None:
+                raise SessionNotFound(f"session {session_id!r} not found")
+            run = CompactionRun(
+                session_id=session_id,
+                request_id=request_id,
+                reason=reason,
+                status=status,
+                code=code,
+                error=error,
+                **fields,
+            )
+            session.add(run)
+            session.flush()
+            if event_text:
+                _event_row(
+                    session,
+                    session_id,
+                    "failed",
+                    event_text,
+                    {"runId": run.id, "code": code, **(event_payload or {})},
+                )
+            return run.id
+
+    def append_event(
+        self, session_id: str, event: str, text: str, payload: dict[str, Any] | None = None
+    ) -> int:
+        """A compaction-event row (``role=system``, ``metadata.systemType``), seed §8.3."""
+        with write_session(self.factory) as session:
+            row = _event_row(session, session_id, event, text, payload or {})
+            session.flush()
+            return row.id
+
+    def restore(self, run_id: int) -> RunRecord:
+        """Undo a run: its rows visible again, pruned rows whole again, its summary hidden.
+        Only a session's latest standing run can be undone (undo later ones first)."""
+        now = utcnow()
+        with write_session(self.factory) as session:
+            run = session.get(CompactionRun, run_id)
+            if run is None:
+                raise InvalidRequest(f"compaction run {run_id} not found")
+            chat = _lock_session(session, run.session_id)
+            if run.status != "succeeded" or run.summary_message_id is None:
+                raise InvalidRequest(f"run {run_id} is {run.status}: nothing to restore")
+            later = session.scalar(
+                select(func.count())
+                .select_from(CompactionRun)
+                .where(
+                    CompactionRun.session_id == run.session_id,
+                    CompactionRun.id > run.id,
+                    CompactionRun.status == "succeeded",
+                )
+            )
+            if later:
+                raise InvalidRequest(f"run {run_id} has later compactions: restore those first")
+            session.execute(
+                update(MessageRow)
+                .where(MessageRow.compacted_into_id == run.summary_message_id)
+                .values(compacted_at=None, compacted_into_id=None)
+            )
+            session.execute(
+                update(MessageRow)
+                .where(MessageRow.pruned_run_id == run.id)
+                .values(pruned_at=None, pruned_run_id=None)
+            )
+            summary = session.get(MessageRow, run.summary_message_id)
+            if summary is not None:
+                summary.compacted_at = now
+                summary.meta = {**(summary.meta or {}), "restoredByRunId": run.id}
+            run.status, run.restored_at = "restored", now
+            chat.compaction_version += 1  # a worker holding the old version must not write
+            session.flush()
+            return _record(run)
+
+    def runs(self, session_id: str) -> list[RunRecord]:
+        with read_session(self.factory) as session:
+            rows = session.scalars(
+                select(CompactionRun)
+                .where(CompactionRun.session_id == session_id)
+                .order_by(CompactionRun.id)
+            )
+            return [_record(r) for r in rows]
+
+    def compaction_counts(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """Succeeded compactions per session (the UI's "compacted N times")."""
+        with read_session(self.factory) as session:
+            rows = session.execute(
+                select(CompactionRun.session_id, func.count())
+                .where(
+                    CompactionRun.session_id.in_(session_ids), CompactionRun.status == "succeeded"
+                )
+                .group_by(CompactionRun.session_id)
+            ).all()
+            return {sid: int(n) for sid, n in rows}
+
+
+def plan_compaction(
+    view: Sequence[StoredMessage],
+    result: CompactionResult,
+    *,
+    session_id: str,
+    expected_version: int,
+    **fields: Any,
+) -> CompactionWrite:
+    """The write for a core ``CompactionResult`` computed on ``view`` (the compacted history as
+    loaded): the middle's ``seq`` range and count, and the pruned rows that stay visible."""
+    start, end = result.middle
+    kept_ids = {stored.id for stored in view[end:]}
+    return CompactionWrite(
+        session_id=session_id,
+        expected_version=expected_version,
+        first_seq=view[start].seq,
+        last_seq=view[end - 1].seq,
+        expected_removed=end - start,
+        summary=result.summary_text,
+        pruned_ids=[i for i in result.pruned_ids if i in kept_ids],
+        language=result.language,
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        durations=dict(result.timings),
+        **fields,
+    )

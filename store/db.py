@@ -1,0 +1,101 @@
+"""Engines and sessionmakers (DESIGN §5): PostgreSQL through psycopg 3 in production, a SQLite
+file as the embedded default.
+
+SQLite gets WAL, foreign keys and a busy timeout, and pysqlite's own transaction handling is
+replaced by explicit ``BEGIN`` statements: a write transaction (``write_session``) starts with
+``BEGIN IMMEDIATE`` so two writers queue on the lock instead of failing when a read lock cannot
+be upgraded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from compaction.errors import DatabaseError
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+_BEGIN = "sqlite_begin"
+
+
+def normalize_url(url: str) -> str:
+    """Plain ``postgresql://`` URLs use psycopg 3 (the stack's driver), not psycopg2."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    url = normalize_url(url)
+    if make_url(url).get_backend_name() != "sqlite":
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(url, **kwargs)
+    engine = create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        mode = connection.get_execution_options().get(_BEGIN, "")
+        connection.exec_driver_sql(f"BEGIN {mode}".strip())
+
+    return engine
+
+
+def make_sessionmaker(engine_or_url: Engine | str) -> sessionmaker[Session]:
+    engine = make_engine(engine_or_url) if isinstance(engine_or_url, str) else engine_or_url
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def write_session(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session in one write transaction: committed on success, rolled back on any error
+    (a driver error becomes ``DatabaseError``, code ``db_error``). On SQLite the transaction
+    takes the write lock up front."""
+    with _database_errors(), factory() as session:
+        session.connection(execution_options={_BEGIN: "IMMEDIATE"})
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+@contextmanager
+def read_session(factory: sessionmaker[Session]) -> Iterator[Session]:
+    with _database_errors(), factory() as session:
+        yield session
+
+
+@contextmanager
+def _database_errors() -> Iterator[None]:
+    try:
+        yield
+    except SQLAlchemyError as err:
+        # The driver's message, first line only: no statement, no parameters.
+        detail = str(getattr(err, "orig", None) or err).strip().splitlines()
+        raise DatabaseError(
+            f"database error: {detail[0] if detail else type(err).__name__}"
+        ) from err
+
+
+class Repository:
+    """Base of the store's parts: each holds the sessionmaker it was given (no global engine)."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self.factory = factory

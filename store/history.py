@@ -1,0 +1,111 @@
+"""The two history views (seed §7, DESIGN §5).
+
+``compacted`` is what the LLM gets: no compacted rows, no compaction-event rows, placeholders
+for pruned rows, in ``(seq, seq_minor)`` order (head, summary, tail). ``full`` is every row in
+conversation order, each summary right after the rows it replaced.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy.orm import Session
+
+from compaction.errors import InvalidRequest, SessionNotFound
+from compaction.messages import Message, Role, ToolCall
+from compaction.pruning import PLACEHOLDER
+from store.db import Repository, read_session
+from store.models import ChatSession, CompactionRun
+from store.models import Message as MessageRow
+from store.records import EVENT_TYPE, StoredMessage, View
+
+
+def not_event() -> ColumnElement[bool]:
+    """Rows that are conversation, not the UI's compaction-event records."""
+    system_type = MessageRow.meta["systemType"].as_string()
+    return or_(MessageRow.meta.is_(None), system_type.is_(None), system_type != EVENT_TYPE)
+
+
+def to_stored(row: MessageRow, placeholder: str | None = None) -> StoredMessage:
+    calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "") for c in row.tool_calls or []]
+    role: Role = row.role  # type: ignore[assignment]  # checked by the table constraint
+    if placeholder is not None:
+        content, original = placeholder, row.content
+    else:
+        content, original = row.content, None
+    message = Message(
+        role=role,
+        content=content,
+        tool_calls=calls,
+        tool_call_id=row.tool_call_id,
+        id=row.id,
+        original_content=original,
+    )
+    return StoredMessage(
+        message=message,
+        seq=row.seq,
+        seq_minor=row.seq_minor,
+        created_at=row.created_at,
+        compacted_at=row.compacted_at,
+        compacted_into_id=row.compacted_into_id,
+        is_compaction_summary=row.is_compaction_summary,
+        pruned_at=row.pruned_at,
+        metadata=row.meta,
+    )
+
+
+def _placeholders(session: Session, rows: list[MessageRow]) -> dict[int, str]:
+    """The placeholder of each pruned run, in the language that run summarized in."""
+    run_ids = {r.pruned_run_id for r in rows if r.pruned_at is not None and r.pruned_run_id}
+    if not run_ids:
+        return {}
+    languages = session.execute(
+        select(CompactionRun.id, CompactionRun.language).where(CompactionRun.id.in_(run_ids))
+    ).all()
+    return {run_id: PLACEHOLDER.get(lang or "en", PLACEHOLDER["en"]) for run_id, lang in languages}
+
+
+def require_session(session: Session, session_id: str) -> None:
+    if session.scalar(select(ChatSession.id).where(ChatSession.id == session_id)) is None:
+        raise SessionNotFound(f"session {session_id!r} not found")
+
+
+class History(Repository):
+    def load_history(self, session_id: str, view: View = "compacted") -> list[StoredMessage]:
+        if view not in ("compacted", "full"):
+            raise InvalidRequest(f"unknown view {view!r}; expected 'compacted' or 'full'")
+        query = select(MessageRow).where(MessageRow.session_id == session_id)
+        if view == "compacted":
+            query = query.where(MessageRow.compacted_at.is_(None), not_event())
+        query = query.order_by(MessageRow.seq, MessageRow.seq_minor)
+        with read_session(self.factory) as session:
+            require_session(session, session_id)
+            rows = list(session.scalars(query))
+            if view == "full":
+                return [to_stored(row) for row in rows]
+            placeholders = _placeholders(session, rows)
+            return [
+                to_stored(
+                    row,
+                    placeholders.get(row.pruned_run_id or 0, PLACEHOLDER["en"])
+                    if row.pruned_at is not None
+                    else None,
+                )
+                for row in rows
+            ]
+
+    def latest_summary(self, session_id: str) -> StoredMessage | None:
+        """The visible summary (after a compaction only the newest one is visible)."""
+        query = (
+            select(MessageRow)
+            .where(
+                MessageRow.session_id == session_id,
+                MessageRow.is_compaction_summary,
+                MessageRow.compacted_at.is_(None),
+            )
+            .order_by(MessageRow.seq.desc(), MessageRow.seq_minor.desc())
+            .limit(1)
+        )
+        with read_session(self.factory) as session:
+            require_session(session, session_id)
+            row = session.scalar(query)
+            return to_stored(row) if row is not None else None

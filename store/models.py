@@ -1,0 +1,196 @@
+"""SQLAlchemy 2 models: the seed's tables (§5.1–5.4) and DESIGN §5's additions.
+
+Message order is ``(seq, seq_minor)``: ordinary rows have ``seq_minor = 0``; a summary takes the
+``seq`` of the last row it replaced and the session's compaction version as ``seq_minor``, so
+that both history views come out in conversation order without renumbering anything.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only auto-increments INTEGER PRIMARY KEY.
+BigId = BigInteger().with_variant(Integer, "sqlite")
+Json = JSON(none_as_null=True)
+
+SESSION_ID_MAX = 128
+ROLES = ("system", "user", "assistant", "tool")
+PROVIDERS = ("anthropic", "openai", "deepseek", "openai-compatible")
+RUN_STATUSES = ("succeeded", "failed", "skipped", "restored")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ModelChannel(Base):
+    __tablename__ = "model_channel"
+    __table_args__ = (
+        CheckConstraint(f"provider IN {PROVIDERS!r}", name="ck_model_channel_provider"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(128))
+    base_url: Mapped[str | None] = mapped_column(String(512))
+    #: the key itself (shown masked) or, preferably, the name of a variable holding it
+    api_key: Mapped[str | None] = mapped_column(String(512))
+    api_key_env: Mapped[str | None] = mapped_column(String(128))
+    is_auxiliary: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    def __repr__(self) -> str:  # never the key
+        return (
+            f"ModelChannel(id={self.id!r}, name={self.name!r}, provider={self.provider!r}, "
+            f"model={self.model!r}, is_auxiliary={self.is_auxiliary!r})"
+        )
+
+
+class Agent(Base):
+    __tablename__ = "agent"
+    __table_args__ = (
+        CheckConstraint(
+            "compaction_threshold_percent BETWEEN 30 AND 95 "
+            "AND compaction_threshold_percent % 5 = 0",
+            name="ck_agent_threshold",
+        ),
+        CheckConstraint("compaction_protect_first_n BETWEEN 1 AND 10", name="ck_agent_protect"),
+        CheckConstraint("compaction_strategy IN ('lossy')", name="ck_agent_strategy"),
+    )
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(128))
+    model: Mapped[str | None] = mapped_column(String(128))
+    context_window: Mapped[int | None] = mapped_column(Integer)
+    auxiliary_model_channel_id: Mapped[int | None] = mapped_column(
+        ForeignKey("model_channel.id", ondelete="SET NULL")
+    )
+    compaction_strategy: Mapped[str] = mapped_column(
+        String(32), default="lossy", server_default="lossy"
+    )
+    compaction_threshold_percent: Mapped[int] = mapped_column(
+        Integer, default=70, server_default="70"
+    )
+    compaction_protect_first_n: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChatSession(Base):
+    __tablename__ = "chat_session"
+    __table_args__ = (CheckConstraint("last_seq >= 0", name="ck_chat_session_last_seq"),)
+
+    id: Mapped[str] = mapped_column(String(SESSION_ID_MAX), primary_key=True)
+    agent_id: Mapped[str | None] = mapped_column(ForeignKey("agent.id", ondelete="SET NULL"))
+    model: Mapped[str | None] = mapped_column(String(128))
+    #: fencing token: bumped by every compaction and restore; a stale writer is refused
+    compaction_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: the last ``seq`` handed out; appends reserve a block atomically
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Message(Base):
+    __tablename__ = "message"
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq", "seq_minor", name="uq_message_order"),
+        Index("ix_message_session_compacted", "session_id", "compacted_at"),
+        Index("ix_message_session_summary", "session_id", "is_compaction_summary"),
+        Index("ix_message_compacted_into", "compacted_into_id"),
+        CheckConstraint(f"role IN {ROLES!r}", name="ck_message_role"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_session.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    seq_minor: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    tool_calls: Mapped[list[dict[str, Any]] | None] = mapped_column(Json)
+    tool_call_id: Mapped[str | None] = mapped_column(String(256))
+    meta: Mapped[dict[str, Any] | None] = mapped_column("metadata", Json)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    compacted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    compacted_into_id: Mapped[int | None] = mapped_column(
+        ForeignKey("message.id", ondelete="SET NULL")
+    )
+    is_compaction_summary: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
+    pruned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    pruned_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("compaction_run.id", ondelete="SET NULL")
+    )
+
+
+class DictType(Base):
+    __tablename__ = "dict_type"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128))
+    key: Mapped[str] = mapped_column(String(128), unique=True)
+
+
+class DictInfo(Base):
+    __tablename__ = "dict_info"
+    __table_args__ = (UniqueConstraint("type_id", "name", name="uq_dict_info_name"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    type_id: Mapped[int] = mapped_column(ForeignKey("dict_type.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(128))
+    value: Mapped[str | None] = mapped_column(Text)
+
+
+class CompactionRun(Base):
+    __tablename__ = "compaction_run"
+    __table_args__ = (
+        Index("ix_compaction_run_session", "session_id", "id"),
+        CheckConstraint(f"status IN {RUN_STATUSES!r}", name="ck_compaction_run_status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_session.id", ondelete="CASCADE"))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str | None] = mapped_column(String(64))
+    error: Mapped[str | None] = mapped_column(Text)
+    language: Mapped[str | None] = mapped_column(String(8))
+    tokens_before: Mapped[int | None] = mapped_column(Integer)
+    tokens_after: Mapped[int | None] = mapped_column(Integer)
+    removed_count: Mapped[int | None] = mapped_column(Integer)
+    pruned_count: Mapped[int | None] = mapped_column(Integer)
+    # No foreign key: message already points at compaction_run (pruned_run_id), and a cycle
+    # would need ALTERs that SQLite cannot do.
+    summary_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: the version this run produced (the summary's ``seq_minor``)
+    compaction_version: Mapped[int | None] = mapped_column(Integer)
+    model: Mapped[str | None] = mapped_column(String(128))
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    durations: Mapped[dict[str, float] | None] = mapped_column(Json)
+    worker: Mapped[str | None] = mapped_column(String(128))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    restored_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
