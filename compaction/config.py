@@ -16,8 +16,9 @@ from compaction.tokens import EstimatorName, TextEstimator, text_estimator
 SummaryLanguage = Literal["auto", "zh", "en"]
 
 
-class CompactionConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class CompactionParameters(BaseModel):
+    """The fields, with defaults and ranges; the service's settings inherit them too, so an
+    environment variable exists for every parameter (``COMPACTION_THRESHOLD_PERCENT``...)."""
 
     context_window: int = Field(200_000, ge=1_000)
     threshold_percent: int = Field(70, ge=30, le=95)
@@ -39,6 +40,10 @@ class CompactionConfig(BaseModel):
     summary_input_max_tokens: int = Field(100_000, ge=4_000)
     ledger_max_tokens: int = Field(8_000, ge=0)
     redact_secrets: bool = True
+
+
+class CompactionConfig(CompactionParameters):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     def __init__(self, **values: Any) -> None:
         # One clear line with a stable code instead of pydantic's multi-line report.

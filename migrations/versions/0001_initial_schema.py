@@ -197,7 +197,6 @@ def upgrade() -> None:
         )
 
 
-
 def downgrade() -> None:
     with op.batch_alter_table("message", schema=None) as batch_op:
         batch_op.drop_index("ix_message_session_summary")

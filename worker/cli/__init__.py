@@ -9,8 +9,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from compaction.errors import CompactionError
-from worker.cli import demo
+from worker.cli import demo, migrate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.register(commands)
+    migrate.register(commands)
     return parser
 
 
@@ -28,6 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except CompactionError as err:
         print(f"compaction: error [{err.code}]: {err.message}", file=sys.stderr)
+        return 1
+    except SQLAlchemyError as err:
+        # The driver's first line: no statement, no parameters, no password.
+        lines = str(getattr(err, "orig", None) or err).strip().splitlines() or [repr(err)]
+        print(f"compaction: error [db_error]: {lines[0]}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as err:
         print(f"compaction: error: {err}", file=sys.stderr)

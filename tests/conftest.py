@@ -1,0 +1,54 @@
+"""Fixtures shared by the suite. The store fixtures run every test against SQLite and against
+a real PostgreSQL database created for the run (DESIGN §9)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from store import Store, make_engine, make_sessionmaker
+from store.migrate import upgrade
+from store.models import Base
+from tests.services import create_database, drop_database
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    name, url = create_database()
+    upgrade(url)
+    yield url
+    drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file, copied for each test (migrating each time would be slow)."""
+    path = tmp_path_factory.mktemp("sqlite") / "template.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(
+    request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path
+) -> Iterator[Engine]:
+    if request.param == "sqlite":
+        path = tmp_path / "store.db"
+        shutil.copy(sqlite_template, path)
+        engine = make_engine(f"sqlite:///{path}")
+    else:
+        engine = make_engine(request.getfixturevalue("postgres_url"))
+        tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
+        with engine.begin() as conn:
+            conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def store(engine: Engine) -> Store:
+    return Store(make_sessionmaker(engine))

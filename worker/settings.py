@@ -1,0 +1,54 @@
+"""Service settings (DESIGN §8): environment variables prefixed ``COMPACTION_`` and ``.env``;
+unknown keys are ignored. Every algorithm parameter of ``CompactionConfig`` is a setting too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from compaction.config import CompactionConfig, CompactionParameters
+
+
+def default_database_url() -> str:
+    """The embedded default: a SQLite file in the user's data folder."""
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{base / 'compaction' / 'compaction.db'}"
+
+
+class Settings(BaseSettings, CompactionParameters):
+    model_config = SettingsConfigDict(
+        env_prefix="COMPACTION_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    database_url: str = Field(default_factory=default_database_url)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    queue_name: str = "compaction"
+    channel_prefix: str = "compaction"
+    #: the per-session lock's TTL; the holder renews it while it works
+    lock_ttl_s: float = Field(10.0, gt=0)
+    #: bounds the whole job, the LLM call and its retries included
+    job_timeout_s: int = Field(120, ge=5)
+    #: how long a queued request blocks another one for the same session
+    pending_ttl_s: int = Field(90, ge=5)
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_retries: int = Field(2, ge=0, le=10)
+    llm_temperature: float = Field(0.3, ge=0, le=2)
+    llm_thinking: bool = False
+    #: write a deterministic extractive summary when the auxiliary model fails (off: the seed
+    #: says a failure leaves the history unchanged)
+    fallback_summary: bool = False
+    events_stream_maxlen: int = Field(10_000, ge=100)
+    metrics_port: int | None = None
+    #: a key for a one-off auxiliary channel given by environment (never logged)
+    auxiliary_api_key: SecretStr | None = None
+
+    def compaction_config(self, **overrides: Any) -> CompactionConfig:
+        """The algorithm's configuration: these settings, then per-agent/request overrides."""
+        values = {name: getattr(self, name) for name in CompactionParameters.model_fields}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return CompactionConfig(**values)
