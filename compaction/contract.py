@@ -1,0 +1,159 @@
+"""The wire contract (seed §6, DESIGN §6): the job payload and every event, as pydantic models.
+
+Field names are snake_case in Python and camelCase on the wire (``to_wire()``); every message
+carries ``"v": 1``. ``json_schemas()`` gives the JSON Schema of each, exported to ``schemas/`` so
+that gateways in other languages can validate against it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+Reason = Literal["auto", "manual"]
+SCHEMA_VERSION: Literal[1] = 1
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Camel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase JSON object that goes on the wire."""
+        return self.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class Wire(Camel):
+    """A top-level message: versioned."""
+
+    v: Literal[1] = SCHEMA_VERSION
+
+
+SessionId = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class CompactionRequested(Wire):
+    """The job payload (queue ``compaction``, or the ``compaction:requests`` stream)."""
+
+    type: Literal["compaction_requested"] = "compaction_requested"
+    session_id: SessionId
+    reason: Reason
+    request_id: Annotated[str, Field(min_length=1, max_length=64)] = Field(
+        default_factory=new_request_id
+    )
+    requested_at: datetime = Field(default_factory=now)
+    model: Annotated[str, Field(max_length=128)] | None = None
+    context_window: Annotated[int, Field(ge=1_000, le=10_000_000)] | None = None
+    focus: Annotated[str, Field(max_length=2_000)] | None = None
+
+
+class Event(Wire):
+    session_id: SessionId
+    request_id: str | None = None
+    reason: Reason | None = None
+    timestamp: datetime = Field(default_factory=now)
+
+
+class CompactionStart(Event):
+    type: Literal["compaction_start"] = "compaction_start"
+
+
+class CompactionDone(Event):
+    type: Literal["compaction_done"] = "compaction_done"
+    removed_count: int
+    summary_message_id: int
+    tokens_before: int
+    tokens_after: int
+    pruned_count: int = 0
+    run_id: int | None = None
+    estimated: bool = True
+
+
+class CompactionFailed(Event):
+    type: Literal["compaction_failed"] = "compaction_failed"
+    error: str
+    code: str
+
+
+class CompactionSkipped(Event):
+    """Not a failure: another run holds the session, or the same request is already queued."""
+
+    type: Literal["compaction_skipped"] = "compaction_skipped"
+    code: Literal["lock_held", "already_pending", "suppressed", "below_threshold"]
+    detail: str | None = None
+
+
+class TokenUsage(Camel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    api_calls: int = 0
+
+
+class ContextUsage(Camel):
+    used_tokens: int
+    max_tokens: int
+    percent: float
+    threshold_percent: int
+    estimated: bool = True
+
+
+class TokenUpdate(Event):
+    type: Literal["token_update"] = "token_update"
+    current: TokenUsage = Field(default_factory=TokenUsage)
+    context: ContextUsage
+
+
+AnyEvent = Annotated[
+    CompactionStart | CompactionDone | CompactionFailed | CompactionSkipped | TokenUpdate,
+    Field(discriminator="type"),
+]
+_EVENTS: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+FINAL_EVENTS = ("compaction_done", "compaction_failed", "compaction_skipped")
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> AnyEvent:
+    """A wire event (JSON text or dict) as its typed model; ``ValidationError`` if it is not."""
+    if isinstance(data, dict):
+        return _EVENTS.validate_python(data)
+    return _EVENTS.validate_json(data)
+
+
+def parse_request(data: str | bytes | dict[str, Any]) -> CompactionRequested:
+    if isinstance(data, dict):
+        return CompactionRequested.model_validate(data)
+    return CompactionRequested.model_validate_json(data)
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """File name → JSON Schema (by alias, i.e. as on the wire)."""
+    models: dict[str, type[Wire]] = {
+        "compaction_requested": CompactionRequested,
+        "compaction_start": CompactionStart,
+        "compaction_done": CompactionDone,
+        "compaction_failed": CompactionFailed,
+        "compaction_skipped": CompactionSkipped,
+        "token_update": TokenUpdate,
+    }
+    schemas = {
+        f"{name}.schema.json": model.model_json_schema(by_alias=True)
+        for name, model in models.items()
+    }
+    schemas["event.schema.json"] = _EVENTS.json_schema(by_alias=True)
+    return schemas

@@ -1,0 +1,38 @@
+"""Auxiliary model clients: Anthropic, OpenAI, DeepSeek and OpenAI-compatible endpoints."""
+
+from __future__ import annotations
+
+from store.records import ChannelConfig
+from worker.llm.anthropic_client import AnthropicClient
+from worker.llm.base import ChatClient, Completion, LlmSummarizer
+from worker.llm.openai_client import OpenAICompatibleClient
+from worker.settings import Settings
+
+DEEPSEEK_URL = "https://api.deepseek.com"
+
+
+def build_client(channel: ChannelConfig, settings: Settings) -> ChatClient:
+    key = channel.api_key.get_secret_value() if channel.api_key else None
+    if channel.provider == "anthropic":
+        return AnthropicClient(
+            model=channel.model,
+            api_key=key,
+            base_url=channel.base_url,
+            timeout_s=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+            temperature=settings.llm_temperature,
+            thinking=settings.llm_thinking,
+        )
+    return OpenAICompatibleClient(
+        provider=channel.provider,
+        model=channel.model,
+        api_key=key,
+        base_url=channel.base_url or (DEEPSEEK_URL if channel.provider == "deepseek" else None),
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        temperature=settings.llm_temperature,
+        thinking=settings.llm_thinking,
+    )
+
+
+__all__ = ["ChatClient", "Completion", "LlmSummarizer", "build_client"]
