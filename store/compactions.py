@@ -75,14 +75,16 @@ def _record(row: CompactionRun) -> RunRecord:
     )
 
 
-def _mark_pruned(session: Session, plan: CompactionWrite, run_id: int, now: datetime) -> int:
-    ids = list(dict.fromkeys(plan.pruned_ids))
+def _mark_pruned(
+    session: Session, session_id: str, pruned_ids: Sequence[int], run_id: int, now: datetime
+) -> int:
+    ids = list(dict.fromkeys(pruned_ids))
     marked = 0
     for start in range(0, len(ids), ID_CHUNK):
         result = session.execute(
             update(MessageRow)
             .where(
-                MessageRow.session_id == plan.session_id,
+                MessageRow.session_id == session_id,
                 MessageRow.id.in_(ids[start : start + ID_CHUNK]),
                 MessageRow.role == "tool",
                 MessageRow.compacted_at.is_(None),
@@ -94,7 +96,7 @@ def _mark_pruned(session: Session, plan: CompactionWrite, run_id: int, now: date
     if marked != len(ids):
         raise InvalidRequest(
             f"{len(ids) - marked} of the pruned ids are not visible tool rows of session "
-            f"{plan.session_id!r}"
+            f"{session_id!r}"
         )
     return marked
 
@@ -160,7 +162,7 @@ class Compactions(Repository):
                     f"seq {plan.first_seq}..{plan.last_seq} holds {removed} visible rows, not "
                     f"the {plan.expected_removed} that were compacted (already compacted?)"
                 )
-            pruned = _mark_pruned(session, plan, run.id, now)
+            pruned = _mark_pruned(session, plan.session_id, plan.pruned_ids, run.id, now)
             run.removed_count, run.summary_message_id = removed, summary.id
             if plan.event_text:
                 _event_row(
@@ -171,6 +173,46 @@ class Compactions(Repository):
                     {"runId": run.id, "summaryMessageId": summary.id, **plan.event_payload},
                 )
             return AppliedCompaction(run.id, summary.id, removed, pruned, version)
+
+    def apply_pruning(
+        self,
+        session_id: str,
+        *,
+        expected_version: int,
+        pruned_ids: Sequence[int],
+        reason: str = "auto",
+        request_id: str | None = None,
+        language: str = "en",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        worker: str | None = None,
+    ) -> AppliedCompaction:
+        """Phase 1 alone (an auto request that pruning brought under the threshold): the pruned
+        rows, the run and the version bump, in one transaction; no summary."""
+        now = utcnow()
+        with write_session(self.factory) as session:
+            chat = _lock_session(session, session_id)
+            if chat.compaction_version != expected_version:
+                raise LockLost(f"session {session_id!r} changed under this run; nothing written")
+            chat.compaction_version += 1
+            run = CompactionRun(
+                session_id=session_id,
+                request_id=request_id,
+                reason=reason,
+                status="succeeded",
+                language=language,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                removed_count=0,
+                pruned_count=len(set(pruned_ids)),
+                compaction_version=chat.compaction_version,
+                worker=worker,
+                finished_at=now,
+            )
+            session.add(run)
+            session.flush()
+            pruned = _mark_pruned(session, session_id, pruned_ids, run.id, now)
+            return AppliedCompaction(run.id, 0, 0, pruned, chat.compaction_version)
 
     def record_failed_run(
         self,

@@ -7,17 +7,9 @@ import logging
 
 import redis
 
-from compaction.contract import Wire
+from compaction.contract import Wire, events_channel, events_stream
 
 log = logging.getLogger(__name__)
-
-
-def channel_name(prefix: str) -> str:
-    return f"{prefix}:events"
-
-
-def stream_name(prefix: str) -> str:
-    return f"{prefix}:events:stream"
 
 
 class EventPublisher:
@@ -25,8 +17,8 @@ class EventPublisher:
         self, client: redis.Redis, *, prefix: str = "compaction", stream_maxlen: int = 10_000
     ) -> None:
         self.client = client
-        self.channel = channel_name(prefix)
-        self.stream = stream_name(prefix)
+        self.channel = events_channel(prefix)
+        self.stream = events_stream(prefix)
         self.maxlen = stream_maxlen
 
     def publish(self, event: Wire) -> bool:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 import redis
 
+from compaction.contract import lock_key
 from compaction.errors import LockLost
 
 log = logging.getLogger(__name__)
@@ -33,10 +34,6 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-
-
-def lock_key(prefix: str, session_id: str) -> str:
-    return f"{prefix}:lock:{session_id}"
 
 
 class SessionLock:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from compaction.config import CompactionConfig, CompactionParameters
@@ -35,7 +35,7 @@ class Settings(BaseSettings, CompactionParameters):
     job_timeout_s: int = Field(120, ge=5)
     #: how long a queued request blocks another one for the same session
     pending_ttl_s: int = Field(90, ge=5)
-    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_timeout_s: float = Field(30.0, gt=0)
     llm_max_retries: int = Field(2, ge=0, le=10)
     llm_temperature: float = Field(0.3, ge=0, le=2)
     llm_thinking: bool = False
@@ -46,6 +46,16 @@ class Settings(BaseSettings, CompactionParameters):
     metrics_port: int | None = None
     #: a key for a one-off auxiliary channel given by environment (never logged)
     auxiliary_api_key: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _job_fits_llm(self) -> Settings:
+        needed = self.llm_timeout_s * (self.llm_max_retries + 1)
+        if self.job_timeout_s < needed:
+            raise ValueError(
+                f"job_timeout_s ({self.job_timeout_s}) must cover the LLM call and its retries "
+                f"(llm_timeout_s x (llm_max_retries + 1) = {needed:g})"
+            )
+        return self
 
     def compaction_config(self, **overrides: Any) -> CompactionConfig:
         """The algorithm's configuration: these settings, then per-agent/request overrides."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from compaction.errors import CompactionError
-from worker.cli import demo, migrate
+from worker.cli import demo, migrate, worker
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.register(commands)
     migrate.register(commands)
+    worker.register(commands)
     return parser
 
 

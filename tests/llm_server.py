@@ -1,0 +1,152 @@
+"""A loopback HTTP server that speaks the auxiliary models' wire formats: Anthropic's
+``/v1/messages`` and OpenAI's ``/v1/chat/completions``. The real SDKs talk to it over real HTTP.
+
+Each request takes the next scripted ``Reply`` (the last one repeats): a summary, an HTTP
+status, a delay. Every request is recorded (path, headers, JSON body) for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_SUMMARY = (
+    "## Goal\nKeep the agent working on the task.\n\n## Progress\n### Done\n"
+    "- Inspected the repository and ran the tests.\n\n## Next steps\n- Continue.\n" + "detail " * 30
+)
+
+
+@dataclass
+class Reply:
+    text: str = DEFAULT_SUMMARY
+    status: int = 200
+    delay_s: float = 0.0
+    error: str = "upstream failure"
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeLLM:
+    port: int = 0
+    replies: list[Reply] = field(default_factory=lambda: [Reply()])
+    requests: list[Recorded] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies = list(replies)
+            self.requests.clear()
+
+    def next_reply(self, recorded: Recorded) -> Reply:
+        with self._lock:
+            self.requests.append(recorded)
+            return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+
+    def bodies_text(self) -> str:
+        return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in self.requests)
+
+
+def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            reply = fake.next_reply(Recorded(self.path, dict(self.headers), body))
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+            if reply.status != 200:
+                self._send(reply.status, _error(self.path, reply))
+            elif self.path.endswith("/messages"):
+                self._send(200, _anthropic(body, reply.text))
+            elif self.path.endswith("/chat/completions"):
+                self._send(200, _openai(body, reply.text))
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            if status == 429:
+                self.send_header("retry-after", "0")
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client timed out first
+                pass
+
+    return Handler
+
+
+def _anthropic(body: dict[str, Any], text: str) -> dict[str, Any]:
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model"),
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": len(text) // 4},
+    }
+
+
+def _openai(body: dict[str, Any], text: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model"),
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        ],
+        "usage": {
+            "prompt_tokens": len(json.dumps(body)) // 4,
+            "completion_tokens": len(text) // 4,
+            "total_tokens": len(json.dumps(body)) // 4 + len(text) // 4,
+        },
+    }
+
+
+def _error(path: str, reply: Reply) -> dict[str, Any]:
+    if path.endswith("/messages"):
+        kind = "overloaded_error" if reply.status == 529 else "api_error"
+        return {"type": "error", "error": {"type": kind, "message": reply.error}}
+    return {"error": {"message": reply.error, "type": "server_error", "code": None}}
+
+
+@contextmanager
+def serve() -> Iterator[FakeLLM]:
+    fake = FakeLLM()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    fake.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,86 @@
+"""What a job needs, built once per process and injected (arq-style): settings, the store,
+Redis, the event publisher and the auxiliary clients (kept warm: one SDK client per channel).
+
+Tests install a runtime of their own; a worker process builds one from its settings on the
+first job, which works the same under a forking worker, a simple worker or a pool.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import redis
+
+from store import Store, make_sessionmaker
+from store.records import ChannelConfig
+from worker.events import EventPublisher
+from worker.llm import ChatClient, build_client
+from worker.settings import Settings
+
+ClientFactory = Callable[[ChannelConfig], ChatClient]
+
+
+def redis_client(url: str) -> redis.Redis:
+    # Short socket timeouts: a dead Redis fails a call quickly instead of hanging a job.
+    return redis.Redis.from_url(
+        url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
+    )
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: Store
+    redis: redis.Redis
+    publisher: EventPublisher
+    client_factory: ClientFactory | None = None
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    _clients: dict[tuple[object, ...], ChatClient] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Runtime:
+        client = redis_client(settings.redis_url)
+        return cls(
+            settings=settings,
+            store=Store(make_sessionmaker(settings.database_url)),
+            redis=client,
+            publisher=EventPublisher(
+                client, prefix=settings.channel_prefix, stream_maxlen=settings.events_stream_maxlen
+            ),
+        )
+
+    def client_for(self, channel: ChannelConfig) -> ChatClient:
+        """One client per channel configuration, reused across jobs (warm connections)."""
+        if self.client_factory is not None:
+            return self.client_factory(channel)
+        key = (
+            channel.id,
+            channel.provider,
+            channel.model,
+            channel.base_url,
+            channel.api_key.get_secret_value() if channel.api_key else None,
+        )
+        with self._lock:
+            if key not in self._clients:
+                self._clients[key] = build_client(channel, self.settings)
+            return self._clients[key]
+
+
+_current: Runtime | None = None
+
+
+def install(runtime: Runtime | None) -> None:
+    global _current
+    _current = runtime
+
+
+def current() -> Runtime:
+    global _current
+    if _current is None:
+        _current = Runtime.from_settings(Settings())
+    return _current

@@ -1,0 +1,49 @@
+"""The summarizer a job uses: the session's auxiliary channel, resolved on first use (an auto
+request that pruning alone settles never needs one), with the opt-in extractive fallback."""
+
+from __future__ import annotations
+
+import logging
+
+from compaction.engine import SummaryRequest
+from compaction.errors import LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort
+from compaction.offline import OfflineSummarizer
+from worker.llm import Completion, LlmSummarizer
+from worker.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+class ChannelSummarizer:
+    def __init__(self, runtime: Runtime, agent_id: str | None) -> None:
+        self.runtime = runtime
+        self.agent_id = agent_id
+        self._llm: LlmSummarizer | None = None
+        self.model: str | None = None
+        self.fell_back = False
+
+    @property
+    def calls(self) -> int:
+        return self._llm.calls if self._llm else 0
+
+    def _summarizer(self) -> LlmSummarizer:
+        if self._llm is None:
+            channel = self.runtime.store.resolve_auxiliary(self.agent_id)
+            client = self.runtime.client_for(channel)
+            self._llm, self.model = LlmSummarizer(client), client.model
+        return self._llm
+
+    def summarize(self, request: SummaryRequest) -> Completion | str:
+        try:
+            reply = self._summarizer().summarize(request)
+            if self.runtime.settings.fallback_summary and len(reply.text.strip()) < 200:
+                raise SummaryTooShort("the auxiliary model's summary is too short")
+            return reply
+        except (LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort) as err:
+            if not self.runtime.settings.fallback_summary:
+                raise
+            log.warning(
+                "auxiliary model failed; extractive fallback", extra={"fields": {"code": err.code}}
+            )
+            self.fell_back, self.model = True, "extractive-fallback"
+            return OfflineSummarizer().summarize(request)

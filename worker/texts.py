@@ -1,0 +1,21 @@
+"""What the user's screen says about a compaction (seed §8.3), in the session's language."""
+
+from __future__ import annotations
+
+from compaction.prompts import Language
+
+
+def started(language: Language) -> str:
+    return "正在压缩上下文..." if language == "zh" else "Compacting context…"
+
+
+def done(language: Language, removed: int, saved: float) -> str:
+    if language == "zh":
+        return f"上下文已压缩 · 移除 {removed} 条消息 · 节省 {saved:.0%} token"
+    return f"Context compacted · {removed} messages removed · {saved:.0%} tokens saved"
+
+
+def failed(language: Language, error: str) -> str:
+    if language == "zh":
+        return f"压缩失败：{error}  可继续原对话或开新对话"
+    return f"Compaction failed: {error}. You can continue this conversation or start a new one."
