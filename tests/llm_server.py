@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -92,10 +92,8 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             if status == 429:
                 self.send_header("retry-after", "0")
             self.end_headers()
-            try:
+            with suppress(BrokenPipeError, ConnectionResetError):  # the client timed out first
                 self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client timed out first
-                pass
 
     return Handler
 
