@@ -30,12 +30,18 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
-    connectable = config.attributes.get("connection") or make_engine(url)
-    if hasattr(connectable, "connect"):
-        with connectable.connect() as connection:
+    given = config.attributes.get("connection")
+    if given is not None:
+        _run(given)
+        return
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
             _run(connection)
-    else:
-        _run(connectable)
+    finally:
+        # Close at once: a SQLite file is complete (WAL checkpointed) when upgrade() returns,
+        # and PostgreSQL keeps no idle connection of ours.
+        engine.dispose()
 
 
 def _run(connection: object) -> None:

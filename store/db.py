@@ -34,6 +34,8 @@ def normalize_url(url: str) -> str:
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
     url = normalize_url(url)
+    # Statement parameters (message contents, a channel's key) never go into error text.
+    kwargs.setdefault("hide_parameters", True)
     if make_url(url).get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
         return create_engine(url, **kwargs)
@@ -87,11 +89,11 @@ def _database_errors() -> Iterator[None]:
     try:
         yield
     except SQLAlchemyError as err:
-        # The driver's message, first line only: no statement, no parameters.
-        detail = str(getattr(err, "orig", None) or err).strip().splitlines()
-        raise DatabaseError(
-            f"database error: {detail[0] if detail else type(err).__name__}"
-        ) from err
+        # The driver's first line only: no statement, no parameters. Not chained: the driver's
+        # detail can quote a whole row, a channel's key with it.
+        lines = str(getattr(err, "orig", None) or err).strip().splitlines()
+        detail = lines[0] if lines else type(err).__name__
+        raise DatabaseError(f"database error: {detail}") from None
 
 
 class Repository:

@@ -119,7 +119,12 @@ class Sessions(Repository):
                 }
                 for i, m in enumerate(parsed)
             ]
+            # render_nulls keeps one statement shape for every row, so the driver batches
+            # them all (the ORM default splits the batch wherever a NULL column changes).
             ids = session.scalars(
-                insert(MessageRow).returning(MessageRow.id, sort_by_parameter_order=True), rows
+                insert(MessageRow)
+                .returning(MessageRow.id, sort_by_parameter_order=True)
+                .execution_options(render_nulls=True),
+                rows,
             ).all()
         return list(ids)

@@ -33,7 +33,7 @@ from compaction.prompts import Language, detect_language
 from compaction.windows import context_window
 from store.compactions import plan_compaction
 from store.records import StoredMessage
-from worker import texts
+from worker import metrics, texts
 from worker.lock import SessionLock, heartbeat
 from worker.runtime import Runtime, current
 from worker.summarizers import ChannelSummarizer
@@ -94,14 +94,19 @@ class _Job:
 
     def finish(self, event: AnyEvent, **fields: Any) -> AnyEvent:
         self.runtime.publisher.publish(event)
+        seconds = time.perf_counter() - self.started
         code = getattr(event, "code", None)
-        self.fields.update(
-            outcome=event.type,
-            code=code,
-            seconds=round(time.perf_counter() - self.started, 3),
-            **fields,
-        )
+        self.fields.update(outcome=event.type, code=code, seconds=round(seconds, 3), **fields)
         log.info("compaction job", extra={"fields": self.fields})
+        saved = event.tokens_before - event.tokens_after if isinstance(event, CompactionDone) else 0
+        outcome = event.type.removeprefix("compaction_")
+        metrics.record(
+            self.runtime.redis,
+            self.runtime.settings.channel_prefix,
+            f"{outcome}:{code}" if code else outcome,
+            seconds,
+            saved,
+        )
         return event
 
 

@@ -1,0 +1,468 @@
+"""Auxiliary model channels and agent compaction settings in the store (seed §4.1, §5.2–5.4,
+§8.5; DESIGN §5), on SQLite and on a real PostgreSQL database (the ``store`` fixture)."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import select, text, update
+from sqlalchemy.exc import IntegrityError
+
+from compaction.errors import CompactionError, InvalidRequest, NoAuxiliaryModel
+from store import Store
+from store.models import PROVIDERS, Agent, ModelChannel
+from store.records import mask
+
+pytestmark = pytest.mark.integration
+
+KEY = "sk-live-Zq8vT3mN6pW1xR4yB7cK0dF2"
+ENV_KEY = "sk-env-Hj5Lk9Pq2Ws7Xe4Rt1Yu8Io3"
+ENV_VAR = "COMPACTION_TEST_AUX_KEY"
+
+
+def aux(store: Store, name: str, **kwargs: Any) -> int:
+    kwargs.setdefault("provider", "anthropic")
+    kwargs.setdefault("model", "claude-haiku")
+    return store.add_channel(name, auxiliary=True, **kwargs).id
+
+
+# --- resolution (seed §4.1) -------------------------------------------------------------------
+
+
+def test_the_agents_own_channel_wins_over_the_default(store: Store) -> None:
+    default = aux(store, "default", api_key="sk-default-000000000000", default=True)
+    own = aux(store, "own", provider="deepseek", model="deepseek-chat", api_key=KEY)
+    store.create_agent("a1")
+    store.set_agent("a1", auxiliary_channel_id=own)
+
+    config = store.resolve_auxiliary("a1", environ={})
+
+    assert (config.id, config.name, config.provider, config.model) == (
+        own,
+        "own",
+        "deepseek",
+        "deepseek-chat",
+    )
+    assert config.api_key is not None and config.api_key.get_secret_value() == KEY
+    assert store.default_channel_id() == default
+
+
+def test_without_its_own_channel_an_agent_gets_the_default(store: Store) -> None:
+    aux(store, "other")
+    default = aux(store, "default", api_key=KEY, default=True)
+    store.set_agent("a1", threshold_percent=80)
+
+    assert store.resolve_auxiliary("a1", environ={}).id == default
+    # an unknown agent and no agent at all fall back the same way
+    assert store.resolve_auxiliary("nobody", environ={}).id == default
+    assert store.resolve_auxiliary(None, environ={}).id == default
+
+
+def test_set_default_channel_makes_and_moves_the_default(store: Store) -> None:
+    first, second = aux(store, "first"), aux(store, "second")
+    assert store.default_channel_id() is None
+
+    store.set_default_channel(first)
+    assert store.default_channel_id() == first
+    assert store.resolve_auxiliary(environ={}).id == first
+
+    store.set_default_channel(second)  # updates the one dict_info row
+    assert store.default_channel_id() == second
+    assert store.resolve_auxiliary(environ={}).id == second
+    with store.factory() as session:
+        rows = session.execute(
+            text("SELECT name, value FROM dict_info WHERE name = 'default_auxiliary_channel_id'")
+        ).all()
+    assert [tuple(r) for r in rows] == [("default_auxiliary_channel_id", str(second))]
+
+
+def test_clearing_the_agents_channel_falls_back_to_the_default(store: Store) -> None:
+    own, default = aux(store, "own"), aux(store, "default", default=True)
+    store.set_agent("a1", auxiliary_channel_id=own)
+    assert store.resolve_auxiliary("a1", environ={}).id == own
+
+    settings = store.set_agent("a1", clear_auxiliary_channel=True)
+
+    assert settings.auxiliary_model_channel_id is None
+    assert store.resolve_auxiliary("a1", environ={}).id == default
+
+
+@pytest.mark.parametrize("agent_id", [None, "a1", "unknown-agent"])
+def test_no_agent_channel_and_no_default_is_no_auxiliary_model(
+    store: Store, agent_id: str | None
+) -> None:
+    store.set_agent("a1")
+    # channels exist, but none is auxiliary and none is the default
+    store.add_channel("main", provider="openai", model="gpt-4o", api_key=KEY)
+    aux(store, "unused-aux")
+
+    with pytest.raises(NoAuxiliaryModel) as caught:
+        store.resolve_auxiliary(agent_id, environ={})
+
+    assert caught.value.code == "no_auxiliary_model"
+    assert "auxiliary" in caught.value.message
+    assert KEY not in str(caught.value)
+
+
+def test_only_auxiliary_channels_can_be_set_on_an_agent_or_as_default(store: Store) -> None:
+    plain = store.add_channel("main", provider="openai", model="gpt-4o", api_key=KEY).id
+    store.set_agent("a1", threshold_percent=60)
+    before = store.get_agent("a1")
+
+    with pytest.raises(InvalidRequest, match="not an auxiliary channel") as on_agent:
+        store.set_agent("a1", auxiliary_channel_id=plain)
+    with pytest.raises(InvalidRequest, match="not an auxiliary channel"):
+        store.set_agent("a1", auxiliary_channel_id=9_999)  # no such channel
+    with pytest.raises(InvalidRequest, match="not an auxiliary channel") as as_default:
+        store.set_default_channel(plain)
+    with pytest.raises(InvalidRequest, match="not an auxiliary channel"):
+        store.set_default_channel(9_999)
+    with pytest.raises(InvalidRequest, match="only an auxiliary channel"):
+        store.add_channel("main-2", provider="openai", model="gpt-4o", default=True)
+
+    assert on_agent.value.code == as_default.value.code == "invalid_request"
+    assert store.get_agent("a1") == before
+    assert store.default_channel_id() is None
+    assert [c.name for c in store.list_channels()] == ["main"]
+    with pytest.raises(NoAuxiliaryModel):
+        store.resolve_auxiliary("a1", environ={})
+
+
+def test_a_channel_that_stops_being_auxiliary_no_longer_resolves(store: Store) -> None:
+    own = aux(store, "own", api_key=KEY)
+    store.set_agent("a1", auxiliary_channel_id=own)
+    with store.factory() as session, session.begin():
+        session.execute(update(ModelChannel).values(is_auxiliary=False))
+
+    with pytest.raises(NoAuxiliaryModel, match="not an auxiliary channel") as caught:
+        store.resolve_auxiliary("a1", environ={})
+    assert KEY not in str(caught.value)
+
+
+def test_a_key_held_in_a_variable_is_read_from_the_environ_given(store: Store) -> None:
+    channel = aux(store, "env", provider="openai-compatible", api_key_env=ENV_VAR, default=True)
+
+    config = store.resolve_auxiliary(environ={ENV_VAR: ENV_KEY, "OTHER": "x"})
+
+    assert config.id == channel
+    assert config.api_key_env == ENV_VAR
+    assert config.api_key is not None and config.api_key.get_secret_value() == ENV_KEY
+    assert ENV_KEY not in repr(config) and ENV_KEY not in str(config)
+    # the variable's value is not stored: the listed channel has no key
+    (listed,) = store.list_channels()
+    assert listed.api_key is None and listed.api_key_env == ENV_VAR
+
+
+@pytest.mark.parametrize("environ", [{}, {ENV_VAR: ""}, {"OTHER_VAR": ENV_KEY}])
+def test_a_missing_variable_is_no_auxiliary_model_naming_the_variable(
+    store: Store, environ: dict[str, str]
+) -> None:
+    aux(store, "stored", api_key=KEY)
+    own = aux(store, "env", api_key_env=ENV_VAR)
+    store.set_agent("a1", auxiliary_channel_id=own)
+
+    with pytest.raises(NoAuxiliaryModel) as caught:
+        store.resolve_auxiliary("a1", environ=environ)
+
+    message = str(caught.value)
+    assert caught.value.code == "no_auxiliary_model"
+    assert ENV_VAR in message
+    assert KEY not in message and ENV_KEY not in message
+    assert KEY not in repr(caught.value) and ENV_KEY not in repr(caught.value)
+
+
+def test_a_stored_key_is_used_as_is_whatever_the_environ_holds(store: Store) -> None:
+    aux(store, "stored", api_key=KEY, default=True)
+    config = store.resolve_auxiliary(environ={ENV_VAR: ENV_KEY})
+    assert config.api_key is not None and config.api_key.get_secret_value() == KEY
+
+
+# --- secrecy ----------------------------------------------------------------------------------
+
+
+def test_a_stored_key_never_shows_in_reprs(store: Store) -> None:
+    added = store.add_channel(
+        "aux", provider="anthropic", model="claude-haiku", api_key=KEY, auxiliary=True
+    )
+    store.set_default_channel(added.id)
+    resolved = store.resolve_auxiliary(environ={})
+    listed = store.list_channels()
+
+    for config in (added, resolved, *listed):
+        assert KEY not in repr(config) and KEY not in str(config)
+        assert config.api_key is not None
+        assert KEY not in repr(config.api_key) and KEY not in str(config.api_key)
+        assert config.api_key.get_secret_value() == KEY
+    assert KEY not in repr(listed) and KEY not in str(listed)
+
+    with store.factory() as session:
+        row = session.scalars(select(ModelChannel)).one()
+        assert row.api_key == KEY  # stored as given
+        assert KEY not in repr(row) and KEY not in str(row)
+        assert "aux" in repr(row)
+
+
+def test_mask_shows_a_prefix_and_the_last_four_characters() -> None:
+    shown = mask(KEY)
+    assert shown.startswith(KEY[:3]) and shown.endswith(KEY[-4:])
+    assert KEY[3:-4] not in shown and len(shown) < len(KEY) // 2
+    # too short to show anything without giving most of it away
+    assert "1234" not in mask("sk-1234")
+
+
+def database_errors(store: Store) -> list[Callable[[], object]]:
+    """Calls around a channel holding ``KEY`` that the store refuses."""
+    channel = store.add_channel("keyed", provider="openai", model="gpt-4o", api_key=KEY)
+    return [
+        lambda: store.add_channel("keyed", provider="openai", model="gpt-4o", api_key=KEY),
+        lambda: store.add_channel("keyed-2", provider="azure", model="gpt-4o", api_key=KEY),
+        lambda: store.add_channel("x", provider="openai", model="m", api_key=KEY, api_key_env="V"),
+        lambda: store.set_default_channel(channel.id),
+        lambda: store.set_agent("a1", auxiliary_channel_id=channel.id),
+        lambda: store.resolve_auxiliary("a1", environ={}),
+        # the database itself refuses this one (model is NOT NULL): a DatabaseError
+        lambda: store.add_channel("keyed-3", provider="openai", model=None, api_key=KEY),  # type: ignore[arg-type]
+    ]
+
+
+def test_no_error_message_raised_by_the_store_holds_the_key(store: Store) -> None:
+    codes = []
+    for call in database_errors(store):
+        with pytest.raises(CompactionError) as caught:
+            call()
+        codes.append(caught.value.code)
+        assert KEY not in str(caught.value) and KEY not in repr(caught.value)
+        assert KEY not in caught.value.message
+    assert "db_error" in codes and "invalid_request" in codes and "no_auxiliary_model" in codes
+
+
+def test_no_traceback_of_a_store_error_holds_the_key(store: Store) -> None:
+    for call in database_errors(store):
+        with pytest.raises(CompactionError) as caught:
+            call()
+        assert KEY not in "".join(traceback.format_exception(caught.value))
+
+
+# --- agent settings (seed §5.2, §8.5) ----------------------------------------------------------
+
+
+def test_agent_defaults(store: Store) -> None:
+    assert store.get_agent("a1") is None
+    settings = store.set_agent("a1")
+    assert settings == store.get_agent("a1")
+    assert settings.compaction_threshold_percent == 70
+    assert settings.compaction_protect_first_n == 3
+    assert settings.compaction_strategy == "lossy"
+    assert settings.auxiliary_model_channel_id is None
+
+    store.create_agent("a2", name="Two", model="claude")
+    created = store.get_agent("a2")
+    assert created is not None
+    assert (
+        created.compaction_threshold_percent,
+        created.compaction_protect_first_n,
+        created.compaction_strategy,
+    ) == (70, 3, "lossy")
+
+
+def test_server_defaults_apply_to_a_row_written_without_them(store: Store) -> None:
+    with store.factory() as session, session.begin():
+        session.execute(
+            text("INSERT INTO agent (id, created_at) VALUES ('raw', CURRENT_TIMESTAMP)")
+        )
+    settings = store.get_agent("raw")
+    assert settings is not None
+    assert (
+        settings.compaction_threshold_percent,
+        settings.compaction_protect_first_n,
+        settings.compaction_strategy,
+    ) == (70, 3, "lossy")
+
+
+@pytest.mark.parametrize("percent", [30, 35, 75, 95])
+def test_thresholds_in_range_and_on_a_step_of_five_are_accepted(store: Store, percent: int) -> None:
+    assert store.set_agent("a1", threshold_percent=percent).compaction_threshold_percent == percent
+    stored = store.get_agent("a1")
+    assert stored is not None and stored.compaction_threshold_percent == percent
+
+
+@pytest.mark.parametrize("count", [1, 10])
+def test_protected_heads_from_one_to_ten_are_accepted(store: Store, count: int) -> None:
+    assert store.set_agent("a1", protect_first_n=count).compaction_protect_first_n == count
+
+
+REFUSED: list[tuple[dict[str, Any], tuple[str, ...]]] = [
+    ({"threshold_percent": 29}, ("29", "30", "95")),
+    ({"threshold_percent": 96}, ("96", "30", "95")),
+    ({"threshold_percent": 72}, ("72", "steps of 5")),
+    ({"threshold_percent": 25}, ("25", "30")),
+    ({"threshold_percent": 0}, ("0", "30")),
+    ({"threshold_percent": 100}, ("100", "95")),
+    ({"protect_first_n": 0}, ("0", "1 to 10")),
+    ({"protect_first_n": 11}, ("11", "1 to 10")),
+    ({"protect_first_n": -1}, ("-1", "1 to 10")),
+    ({"strategy": "lossless"}, ("lossless", "lossy")),
+    ({"strategy": "LOSSY"}, ("LOSSY", "lossy")),
+    ({"strategy": ""}, ("lossy",)),
+    # a good value next to a bad one: nothing of the call is written
+    ({"threshold_percent": 50, "protect_first_n": 11}, ("11",)),
+    ({"threshold_percent": 50, "strategy": "lossless"}, ("lossless",)),
+    ({"protect_first_n": 9, "threshold_percent": 96}, ("96",)),
+]
+
+
+@pytest.mark.parametrize(("values", "mentions"), REFUSED)
+def test_out_of_range_settings_are_refused_and_nothing_is_written(
+    store: Store, values: dict[str, Any], mentions: tuple[str, ...]
+) -> None:
+    own = aux(store, "own")
+    store.set_agent("a1", threshold_percent=80, protect_first_n=5, auxiliary_channel_id=own)
+    before = store.get_agent("a1")
+
+    with pytest.raises(InvalidRequest) as caught:
+        store.set_agent("a1", **values)
+
+    assert caught.value.code == "invalid_request"
+    for word in mentions:
+        assert word in caught.value.message
+    assert store.get_agent("a1") == before
+    # a refused first call creates no agent either
+    with pytest.raises(InvalidRequest):
+        store.set_agent("new-agent", **values)
+    assert store.get_agent("new-agent") is None
+
+
+def test_a_refused_channel_leaves_the_calls_other_settings_unwritten(store: Store) -> None:
+    plain = store.add_channel("main", provider="openai", model="gpt-4o").id
+    store.set_agent("a1", threshold_percent=80)
+    before = store.get_agent("a1")
+
+    with pytest.raises(InvalidRequest):
+        store.set_agent("a1", threshold_percent=50, auxiliary_channel_id=plain)
+    with pytest.raises(InvalidRequest):
+        store.set_agent("a2", threshold_percent=50, auxiliary_channel_id=plain)
+
+    assert store.get_agent("a1") == before
+    assert store.get_agent("a2") is None
+
+
+def test_set_agent_updates_only_what_it_is_given(store: Store) -> None:
+    own = aux(store, "own")
+    store.set_agent("a1", threshold_percent=85, protect_first_n=2, auxiliary_channel_id=own)
+    settings = store.set_agent("a1", protect_first_n=7)
+    assert (
+        settings.compaction_threshold_percent,
+        settings.compaction_protect_first_n,
+        settings.auxiliary_model_channel_id,
+    ) == (85, 7, own)
+    assert store.get_agent("a1") == settings
+
+
+BAD_COLUMNS: list[dict[str, Any]] = [
+    {"compaction_threshold_percent": 29},
+    {"compaction_threshold_percent": 96},
+    {"compaction_threshold_percent": 72},
+    {"compaction_protect_first_n": 0},
+    {"compaction_protect_first_n": 11},
+    {"compaction_strategy": "lossless"},
+]
+
+
+@pytest.mark.parametrize("values", BAD_COLUMNS)
+def test_the_database_refuses_a_bad_new_agent(store: Store, values: dict[str, Any]) -> None:
+    with store.factory() as session:
+        session.add(Agent(id="direct", **values))
+        with pytest.raises(IntegrityError):
+            session.commit()
+    assert store.get_agent("direct") is None
+
+
+@pytest.mark.parametrize("values", BAD_COLUMNS)
+def test_the_database_refuses_a_bad_update(store: Store, values: dict[str, Any]) -> None:
+    store.set_agent("a1", threshold_percent=55)
+    before = store.get_agent("a1")
+    with store.factory() as session:
+        with pytest.raises(IntegrityError):
+            session.execute(update(Agent).where(Agent.id == "a1").values(**values))
+        session.rollback()
+    assert store.get_agent("a1") == before
+
+
+def test_the_database_accepts_the_bounds(store: Store) -> None:
+    with store.factory() as session, session.begin():
+        session.add(Agent(id="low", compaction_threshold_percent=30, compaction_protect_first_n=1))
+        session.add(
+            Agent(id="high", compaction_threshold_percent=95, compaction_protect_first_n=10)
+        )
+    low, high = store.get_agent("low"), store.get_agent("high")
+    assert low is not None and high is not None
+    assert (low.compaction_threshold_percent, low.compaction_protect_first_n) == (30, 1)
+    assert (high.compaction_threshold_percent, high.compaction_protect_first_n) == (95, 10)
+
+
+# --- adding channels (seed §5.3) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_known_provider_is_accepted(store: Store, provider: str) -> None:
+    config = store.add_channel(
+        f"ch-{provider}",
+        provider=provider,
+        model="m",
+        base_url="https://llm.example/v1",
+        api_key_env="SOME_VAR",
+    )
+    assert (config.provider, config.base_url, config.is_auxiliary) == (
+        provider,
+        "https://llm.example/v1",
+        False,
+    )
+    assert store.list_channels() == [config]
+
+
+@pytest.mark.parametrize("provider", ["azure", "", "OpenAI", "gemini"])
+def test_an_unknown_provider_is_refused(store: Store, provider: str) -> None:
+    with pytest.raises(InvalidRequest, match="unknown provider") as caught:
+        store.add_channel("c", provider=provider, model="m", api_key=KEY)
+    assert caught.value.code == "invalid_request"
+    assert KEY not in str(caught.value)
+    assert store.list_channels() == []
+
+
+def test_the_database_refuses_an_unknown_provider(store: Store) -> None:
+    with store.factory() as session:
+        session.add(ModelChannel(name="direct", provider="azure", model="m"))
+        with pytest.raises(IntegrityError):
+            session.commit()
+    assert store.list_channels() == []
+
+
+def test_a_duplicate_channel_name_is_refused(store: Store) -> None:
+    first = store.add_channel("shared", provider="openai", model="gpt-4o", api_key=KEY)
+    with pytest.raises(InvalidRequest, match="'shared' exists already") as caught:
+        store.add_channel("shared", provider="deepseek", model="deepseek-chat", auxiliary=True)
+    assert caught.value.code == "invalid_request"
+    assert store.list_channels() == [first]
+
+
+def test_a_key_and_a_key_variable_together_are_refused(store: Store) -> None:
+    with pytest.raises(InvalidRequest, match="not both") as caught:
+        store.add_channel("c", provider="openai", model="m", api_key=KEY, api_key_env=ENV_VAR)
+    assert KEY not in str(caught.value)
+    assert store.list_channels() == []
+
+
+def test_add_channel_as_default_sets_the_default_in_the_same_call(store: Store) -> None:
+    config = store.add_channel(
+        "aux", provider="anthropic", model="claude-haiku", auxiliary=True, default=True
+    )
+    assert config.is_auxiliary
+    assert store.default_channel_id() == config.id
+    assert store.resolve_auxiliary(environ={}) == config
+    # a later default replaces it
+    later = store.add_channel("aux-2", provider="openai", model="m", auxiliary=True, default=True)
+    assert store.default_channel_id() == later.id
+    assert store.resolve_auxiliary(environ={}) == later
