@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from compaction.engine import CompactionResult
 from compaction.errors import InvalidRequest, LockLost, SessionNotFound
 from store.db import Repository, read_session, write_session
-from store.history import not_event
+from store.history import not_event, require_session
 from store.models import ChatSession, CompactionRun, utcnow
 from store.models import Message as MessageRow
 from store.records import (
@@ -76,8 +76,14 @@ def _record(row: CompactionRun) -> RunRecord:
 
 
 def _mark_pruned(
-    session: Session, session_id: str, pruned_ids: Sequence[int], run_id: int, now: datetime
+    session: Session,
+    session_id: str,
+    pruned_ids: Sequence[int],
+    run_id: int,
+    now: datetime,
+    after_seq: int = 0,
 ) -> int:
+    """Mark kept tool rows pruned; only rows after ``after_seq`` (the tail) qualify."""
     ids = list(dict.fromkeys(pruned_ids))
     marked = 0
     for start in range(0, len(ids), ID_CHUNK):
@@ -89,13 +95,14 @@ def _mark_pruned(
                 MessageRow.role == "tool",
                 MessageRow.compacted_at.is_(None),
                 MessageRow.pruned_at.is_(None),
+                MessageRow.seq > after_seq,
             )
             .values(pruned_at=now, pruned_run_id=run_id)
         )
         marked += result.rowcount  # type: ignore[attr-defined]
     if marked != len(ids):
         raise InvalidRequest(
-            f"{len(ids) - marked} of the pruned ids are not visible tool rows of session "
+            f"{len(ids) - marked} of the pruned ids are not visible tool rows in the tail of session "
             f"{session_id!r}"
         )
     return marked
@@ -162,7 +169,9 @@ class Compactions(Repository):
                     f"seq {plan.first_seq}..{plan.last_seq} holds {removed} visible rows, not "
                     f"the {plan.expected_removed} that were compacted (already compacted?)"
                 )
-            pruned = _mark_pruned(session, plan.session_id, plan.pruned_ids, run.id, now)
+            pruned = _mark_pruned(
+                session, plan.session_id, plan.pruned_ids, run.id, now, after_seq=plan.last_seq
+            )
             run.removed_count, run.summary_message_id = removed, summary.id
             if plan.event_text:
                 _event_row(
@@ -305,6 +314,7 @@ class Compactions(Repository):
 
     def runs(self, session_id: str) -> list[RunRecord]:
         with read_session(self.factory) as session:
+            require_session(session, session_id)
             rows = session.scalars(
                 select(CompactionRun)
                 .where(CompactionRun.session_id == session_id)

@@ -1,0 +1,201 @@
+"""Helpers shared by the store's integration tests (``test_store_*.py``).
+
+Each helper works on the ``store``/``engine`` fixtures of ``tests/conftest.py``, so everything
+built on them runs against SQLite and against the real PostgreSQL database alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlalchemy import Engine, event, text
+
+from compaction import CompactionConfig, compact
+from compaction.engine import CompactionResult
+from compaction.messages import Message
+from store import AppliedCompaction, CompactionWrite, Store, StoredMessage
+from store.compactions import plan_compaction
+from store.models import Base
+from tests.fakes import FakeSummarizer, conversation
+
+#: 40 messages of conversation(10) compact with a middle of 24 under this window (seed §11).
+SMALL = CompactionConfig(context_window=4_000)
+#: With conversation(30, tool_chars=3000): phase 1 prunes every tool output before the last ~10
+#: turns, and the long minimum tail keeps four of those pruned rows in the tail, so the write
+#: persists ``pruned_at`` on rows that stay visible. (The plain 60,000 window alone puts every
+#: pruned row in the middle: the tail budget ends exactly where pruning starts.)
+PRUNING = CompactionConfig(context_window=60_000, min_tail_messages=60)
+#: The most parameters one PostgreSQL statement may carry.
+MAX_PARAMETERS = 65_535
+
+
+def seed_forty() -> list[Message]:
+    """The seed's §11 integration conversation: 40 messages (a system prompt and 39 turns'
+    worth), ending on a tool result."""
+    return conversation(10)[:40]
+
+
+def pruning_conversation() -> list[Message]:
+    return conversation(30, tool_chars=3000)
+
+
+def new_session(store: Store, messages: Sequence[Message] = ()) -> tuple[str, list[int]]:
+    session_id = store.create_session()
+    ids = store.append_messages(session_id, list(messages)) if messages else []
+    return session_id, ids
+
+
+def messages_of(view: Sequence[StoredMessage]) -> list[Message]:
+    return [stored.message for stored in view]
+
+
+@dataclass
+class Planned:
+    """A compaction computed by the core on the loaded compacted view, not yet applied."""
+
+    view: list[StoredMessage]
+    result: CompactionResult
+    plan: CompactionWrite
+    summarizer: FakeSummarizer = field(default_factory=FakeSummarizer)
+
+    @property
+    def compressed_ids(self) -> list[int]:
+        return list(self.result.compressed_ids)
+
+    def expected_view(self, applied: AppliedCompaction) -> list[Message]:
+        """The core's output with the summary carrying the id of the row that holds it."""
+        return [
+            replace(m, id=applied.summary_message_id) if m.id is None and m.is_summary else m
+            for m in self.result.messages
+        ]
+
+
+def plan(
+    store: Store,
+    session_id: str,
+    config: CompactionConfig = SMALL,
+    summarizer: FakeSummarizer | None = None,
+    **fields: Any,
+) -> Planned:
+    """Load the compacted view, compact it with the core (manual), and plan the write-back."""
+    summarizer = summarizer or FakeSummarizer()
+    view = store.load_history(session_id)
+    result = compact(messages_of(view), config, summarizer, reason="manual")
+    version = store.get_session(session_id).compaction_version
+    write = plan_compaction(view, result, session_id=session_id, expected_version=version, **fields)
+    return Planned(view, result, write, summarizer)
+
+
+def compact_session(
+    store: Store,
+    session_id: str,
+    config: CompactionConfig = SMALL,
+    summarizer: FakeSummarizer | None = None,
+    **fields: Any,
+) -> tuple[Planned, AppliedCompaction]:
+    planned = plan(store, session_id, config, summarizer, **fields)
+    return planned, store.apply_compaction(planned.plan)
+
+
+def rows_by_id(view: Sequence[StoredMessage]) -> dict[int, StoredMessage]:
+    return {stored.id: stored for stored in view}
+
+
+# --- the database itself ------------------------------------------------------------------
+
+
+def snapshot(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table of the schema, in id order."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    with engine.connect() as conn:
+        for table in Base.metadata.sorted_tables:
+            rows = conn.execute(text(f"SELECT * FROM {table.name} ORDER BY id"))
+            out[table.name] = [tuple(row) for row in rows]
+    return out
+
+
+def parameter_count(parameters: Any, executemany: bool) -> int:
+    """Bound parameters of one statement (the largest set of an executemany)."""
+    if parameters is None:
+        return 0
+    sets = list(parameters) if isinstance(parameters, list | tuple) else [parameters]
+    if executemany and all(isinstance(p, Mapping | list | tuple) for p in sets):
+        return max((len(p) for p in sets), default=0)
+    return len(parameters)
+
+
+@dataclass
+class Statement:
+    sql: str
+    parameters: int
+    executemany: bool
+
+    @property
+    def normalized(self) -> str:
+        return " ".join(self.sql.split()).lower()
+
+    def is_update_of(self, table: str, column: str) -> bool:
+        sql = self.normalized
+        head, _, rest = sql.partition(" set ")
+        return head == f"update {table}" and rest.split(" where ")[0].find(column) >= 0
+
+    def is_insert_into(self, table: str) -> bool:
+        return self.normalized.startswith(f"insert into {table} ")
+
+
+@contextmanager
+def recorded(engine: Engine) -> Iterator[list[Statement]]:
+    """Every statement the engine sends while the block runs."""
+    statements: list[Statement] = []
+
+    def record(
+        _conn: Any, _cursor: Any, sql: str, parameters: Any, _ctx: Any, executemany: bool
+    ) -> None:
+        statements.append(Statement(sql, parameter_count(parameters, executemany), executemany))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+class InjectedFailure(Exception):
+    """Raised by ``failing`` in place of a statement (not a driver error)."""
+
+
+def driver_error(engine: Engine, message: str = "injected failure") -> Exception:
+    """An error of the engine's own DB-API driver, as a broken connection would raise."""
+    return engine.dialect.loaded_dbapi.OperationalError(message)  # type: ignore[no-any-return]
+
+
+@contextmanager
+def failing(
+    engine: Engine,
+    matches: Callable[[Statement], bool],
+    *,
+    nth: int = 1,
+    error: Callable[[], BaseException] = lambda: InjectedFailure("injected failure"),
+) -> Iterator[list[Statement]]:
+    """Raise ``error()`` in place of the ``nth`` statement that ``matches``; yields the
+    statements that matched (the block fails the test when none reached the failure)."""
+    hits: list[Statement] = []
+
+    def maybe_fail(
+        _conn: Any, _cursor: Any, sql: str, parameters: Any, _ctx: Any, executemany: bool
+    ) -> None:
+        statement = Statement(sql, parameter_count(parameters, executemany), executemany)
+        if matches(statement):
+            hits.append(statement)
+            if len(hits) == nth:
+                raise error()
+
+    event.listen(engine, "before_cursor_execute", maybe_fail)
+    try:
+        yield hits
+    finally:
+        event.remove(engine, "before_cursor_execute", maybe_fail)
+    assert len(hits) >= nth, f"the failure was never injected ({len(hits)} matching statements)"

@@ -1,0 +1,369 @@
+"""The store's history (seed §5, §7, §11; DESIGN §5): appending, the two views, compaction
+written back and read again, event rows, persisted pruning, iterative compaction.
+
+Every test runs against SQLite and against the real PostgreSQL database (``store`` fixture).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import Engine
+
+from compaction import CompactionConfig, InvalidRequest, Message
+from compaction.errors import SessionNotFound
+from compaction.pruning import PLACEHOLDER
+from store import Store, StoredMessage
+from tests.fakes import conversation
+from tests.integration.helpers import (
+    PRUNING,
+    compact_session,
+    messages_of,
+    new_session,
+    plan,
+    pruning_conversation,
+    recorded,
+    rows_by_id,
+    seed_forty,
+)
+
+
+def with_ids(messages: list[Message], ids: list[int]) -> list[Message]:
+    """The messages as the database numbers them."""
+    assert len(messages) == len(ids)
+    return [replace(m, id=i) for m, i in zip(messages, ids, strict=True)]
+
+
+def assert_summaries_follow_what_they_replaced(full: list[StoredMessage]) -> None:
+    """Each summary comes right after the rows it replaced: the row before it is one of them,
+    and none of them comes after it."""
+    position = {stored.id: index for index, stored in enumerate(full)}
+    for index, stored in enumerate(full):
+        if not stored.is_compaction_summary:
+            continue
+        replaced = [s for s in full if s.compacted_into_id == stored.id]
+        assert replaced, f"summary {stored.id} replaced nothing"
+        assert full[index - 1].compacted_into_id == stored.id
+        assert max(position[s.id] for s in replaced) == index - 1
+        between = full[position[replaced[0].id] : index]
+        assert all(s.compacted_at is not None or s.is_event for s in between)
+
+
+# --- appending --------------------------------------------------------------------------
+
+
+def test_append_assigns_consecutive_seq_and_returns_ids_in_order(store: Store) -> None:
+    session_id = store.create_session()
+    first = store.append_messages(session_id, conversation(2))
+    second = store.append_messages(
+        session_id,
+        [{"role": "user", "content": "and now?"}, {"role": "assistant", "content": "done"}],
+    )
+    assert store.append_messages(session_id, []) == []
+
+    ids = first + second
+    assert len(first) == 9 and len(second) == 2
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    full = store.load_history(session_id, "full")
+    assert [s.id for s in full] == ids
+    assert [s.seq for s in full] == list(range(1, 12))
+    assert all(s.seq_minor == 0 for s in full)
+    assert store.get_session(session_id).last_seq == 11
+    assert [s.message.content for s in full[-2:]] == ["and now?", "done"]
+
+
+def test_one_append_is_one_batched_insert(store: Store, engine: Engine) -> None:
+    """Regression: an ORM bulk INSERT leaves NULL columns out and so split a conversation into
+    one INSERT per run of rows with the same NULL columns (user / assistant-with-calls / tool
+    alternate), splicing the RETURNING results quadratically: 10,001 messages took ~10 s."""
+    session_id = store.create_session()
+    messages = conversation(250)
+    with recorded(engine) as statements:
+        ids = store.append_messages(session_id, messages)
+    assert len(ids) == len(messages) == 1_001
+    inserts = [s for s in statements if s.is_insert_into("message")]
+    # One statement shape for every row (SQLite, whose RETURNING cannot be batched in
+    # parameter order, may run it row by row; PostgreSQL batches it).
+    assert len({s.normalized.partition(")")[0] for s in inserts}) == 1  # one column list
+    if engine.dialect.name == "postgresql":
+        assert len(inserts) <= 5
+
+
+def test_concurrent_appends_get_distinct_consecutive_seqs(store: Store) -> None:
+    session_id = store.create_session()
+    barrier = threading.Barrier(4)
+    results: dict[int, list[int]] = {}
+    errors: list[BaseException] = []
+
+    def append(writer: int) -> None:
+        barrier.wait(timeout=10)
+        try:
+            results[writer] = store.append_messages(
+                session_id, conversation(5, system=False, first_turn=writer * 10)
+            )
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=append, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors and len(results) == 4
+    full = store.load_history(session_id, "full")
+    assert [s.seq for s in full] == list(range(1, 81))
+    seq_of = {s.id: s.seq for s in full}
+    for ids in results.values():
+        seqs = [seq_of[i] for i in ids]
+        assert seqs == list(range(seqs[0], seqs[0] + 20))  # one block per call, in order
+
+
+def test_sessions_number_their_rows_independently(store: Store) -> None:
+    a, _ = new_session(store, conversation(1))
+    b, _ = new_session(store, conversation(2))
+    store.append_messages(a, conversation(1, system=False, first_turn=1))
+    assert [s.seq for s in store.load_history(a)] == list(range(1, 10))
+    assert [s.seq for s in store.load_history(b)] == list(range(1, 10))
+
+
+def test_both_views_give_back_what_was_appended(store: Store) -> None:
+    messages = conversation(5)
+    session_id, ids = new_session(store, messages)
+    expected = with_ids(messages, ids)
+    assert messages_of(store.load_history(session_id)) == expected
+    assert messages_of(store.load_history(session_id, view="compacted")) == expected
+    full = store.load_history(session_id, view="full")
+    assert messages_of(full) == expected
+    assert not any(s.compacted_at or s.pruned_at or s.is_compaction_summary for s in full)
+    assert store.latest_summary(session_id) is None
+
+
+def test_unknown_view_is_refused(store: Store) -> None:
+    session_id, _ = new_session(store, conversation(1))
+    with pytest.raises(InvalidRequest) as err:
+        store.load_history(session_id, "raw")  # type: ignore[arg-type]
+    assert err.value.code == "invalid_request"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.load_history("no-such-session"),
+        lambda s: s.load_history("no-such-session", "full"),
+        lambda s: s.latest_summary("no-such-session"),
+        lambda s: s.get_session("no-such-session"),
+        lambda s: s.append_messages("no-such-session", [{"role": "user", "content": "hi"}]),
+        lambda s: s.append_event("no-such-session", "start", "Compacting"),
+    ],
+    ids=["compacted", "full", "latest_summary", "get_session", "append", "append_event"],
+)
+def test_unknown_session_is_session_not_found(
+    store: Store, call: Callable[[Store], object]
+) -> None:
+    with pytest.raises(SessionNotFound) as err:
+        call(store)
+    assert err.value.code == "session_not_found"
+    assert not store.session_exists("no-such-session")
+
+
+# --- seed §11: 40 messages, one compaction -------------------------------------------------
+
+
+def test_seed_forty_messages_compaction_marks_exactly_the_middle(store: Store) -> None:
+    messages = seed_forty()
+    session_id, ids = new_session(store, messages)
+    assert len(ids) == 40
+    planned, applied = compact_session(store, session_id, reason="manual")
+    result = planned.result
+    middle = set(result.compressed_ids)
+
+    # The core's middle is a contiguous run of rows after the protected head.
+    start, end = result.middle
+    assert result.compressed_ids == ids[start:end] and len(middle) >= 2
+    assert applied.removed_count == result.removed_count == len(middle)
+    assert applied.version == store.get_session(session_id).compaction_version == 1
+
+    compacted = store.load_history(session_id)
+    assert len(compacted) < 40
+    assert len(compacted) == 40 - len(middle) + 1
+    assert messages_of(compacted) == planned.expected_view(applied)
+    assert [s.id for s in compacted if s.is_compaction_summary] == [applied.summary_message_id]
+    assert not any(s.compacted_at for s in compacted)
+
+    full = store.load_history(session_id, "full")
+    assert len(full) == 41
+    assert {s.id for s in full} == {*ids, applied.summary_message_id}
+    marked = {s.id for s in full if s.compacted_at is not None}
+    assert marked == middle
+    assert {s.id for s in full if s.compacted_into_id is not None} == middle
+    assert {s.compacted_into_id for s in full if s.id in middle} == {applied.summary_message_id}
+    # One statement marked them: one timestamp.
+    assert len({s.compacted_at for s in full if s.id in middle}) == 1
+    # Nothing is lost: every original row, whole, in order, the summary after the middle.
+    originals = [s for s in full if not s.is_compaction_summary]
+    assert messages_of(originals) == with_ids(messages, ids)
+    summary_at = next(i for i, s in enumerate(full) if s.is_compaction_summary)
+    assert full[summary_at - 1].id == result.compressed_ids[-1]
+    assert full[summary_at + 1].id == ids[end]
+    assert_summaries_follow_what_they_replaced(full)
+    summary = full[summary_at]
+    assert summary.message.content == result.summary_text
+    assert summary.message.role == "user" and summary.message.is_summary
+    assert summary.compacted_at is None and summary.compacted_into_id is None
+
+    latest = store.latest_summary(session_id)
+    assert latest is not None and latest.id == applied.summary_message_id
+
+
+def test_event_rows_show_in_the_full_view_only(store: Store) -> None:
+    first, second = seed_forty()[:20], conversation(5, system=False, first_turn=10)
+    session_id, ids = new_session(store, first)
+    # An event row inside what will be the compacted middle, and one more later.
+    start_event = store.append_event(session_id, "start", "Compacting…", {"requestId": "r1"})
+    ids += store.append_messages(session_id, second)
+    planned, applied = compact_session(
+        store, session_id, event_text="Context compacted", event_payload={"requestId": "r1"}
+    )
+    first_seq, last_seq = planned.plan.first_seq, planned.plan.last_seq
+    full = store.load_history(session_id, "full")
+    events = [s for s in full if s.is_event]
+    assert [e.message.content for e in events] == ["Compacting…", "Context compacted"]
+    start, done = events
+    assert start.id == start_event and first_seq < start.seq < last_seq
+    # Inside the marked range, the event row is not compacted: it is no conversation.
+    assert start.compacted_at is None and start.compacted_into_id is None
+    assert start.message.role == "system"
+    assert start.metadata == {"systemType": "compaction_event", "event": "start", "requestId": "r1"}
+    assert done.metadata == {
+        "systemType": "compaction_event",
+        "event": "done",
+        "runId": applied.run_id,
+        "summaryMessageId": applied.summary_message_id,
+        "requestId": "r1",
+    }
+    assert done.seq == store.get_session(session_id).last_seq  # after everything else
+
+    compacted = store.load_history(session_id)
+    assert not any(s.is_event for s in compacted)
+    assert {start.id, done.id}.isdisjoint(s.id for s in compacted)
+    assert messages_of(compacted) == planned.expected_view(applied)
+    assert {s.id for s in full if s.compacted_at} == set(planned.compressed_ids)
+    assert applied.removed_count == len(planned.compressed_ids)
+
+    # A later compaction's view still has no event rows, whatever was appended since.
+    store.append_event(session_id, "failed", "Compaction failed", {"code": "llm_timeout"})
+    assert messages_of(store.load_history(session_id)) == messages_of(compacted)
+
+
+# --- pruning persisted ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_pruned_rows_placeholder_compacted_original_full(store: Store, language: str) -> None:
+    messages = pruning_conversation()
+    session_id, ids = new_session(store, messages)
+    config = PRUNING.model_copy(update={"summary_language": language})
+    planned, applied = compact_session(store, session_id, config)
+    result = planned.result
+    assert result.language == language
+    tail_ids = {s.id for s in planned.view[result.middle[1] :]}
+    pruned_in_tail = [i for i in result.pruned_ids if i in tail_ids]
+    assert len(pruned_in_tail) >= 2, "the scenario must prune rows that stay in the context"
+    assert list(planned.plan.pruned_ids) == pruned_in_tail
+    assert applied.pruned_count == len(pruned_in_tail)
+    original = {i: m.content for i, m in zip(ids, messages, strict=True)}
+
+    compacted = store.load_history(session_id)
+    assert messages_of(compacted) == planned.expected_view(applied)
+    visible = rows_by_id(compacted)
+    for row_id in pruned_in_tail:
+        row = visible[row_id]
+        assert row.message.content == PLACEHOLDER[language]
+        assert row.message.original_content == original[row_id]
+        assert row.message.source_text == original[row_id]
+        assert row.pruned_at is not None and row.compacted_at is None
+    unpruned = [s for s in compacted if s.id not in pruned_in_tail]
+    assert all(s.pruned_at is None and s.message.original_content is None for s in unpruned)
+
+    full = rows_by_id(store.load_history(session_id, "full"))
+    for row_id in ids:
+        row = full[row_id]
+        assert row.message.content == original[row_id]
+        assert row.message.original_content is None
+        assert (row.pruned_at is not None) == (row_id in pruned_in_tail)
+    # Pruned in the middle by phase 1 but compacted: only compacted_at is persisted there.
+    assert all(full[i].pruned_at is None for i in result.compressed_ids)
+    # The same transaction wrote both marks.
+    stamps = {full[i].pruned_at for i in pruned_in_tail} | {
+        full[i].compacted_at for i in result.compressed_ids
+    }
+    assert len(stamps) == 1
+
+
+# --- iterative compaction --------------------------------------------------------------------
+
+
+def test_second_compaction_replaces_the_first_summary(store: Store) -> None:
+    session_id, ids = new_session(store, seed_forty())
+    first, applied1 = compact_session(store, session_id)
+    summary1 = store.latest_summary(session_id)
+    assert summary1 is not None and summary1.id == applied1.summary_message_id
+    ids += store.append_messages(session_id, conversation(10, system=False, first_turn=100))
+
+    second = plan(store, session_id)
+    # The first summary is found in the middle and handed to the summarizer as the previous one.
+    assert applied1.summary_message_id in second.result.compressed_ids
+    request = second.summarizer.requests[0]
+    assert request.previous_summary
+    assert request.previous_summary in summary1.message.content
+    assert summary1.message.content not in request.serialized
+    applied2 = store.apply_compaction(second.plan)
+    assert applied2.version == 2
+    assert applied2.removed_count == second.result.removed_count
+    assert applied2.removed_count == len(second.result.compressed_ids)
+
+    compacted = store.load_history(session_id)
+    assert messages_of(compacted) == second.expected_view(applied2)
+    assert [s.id for s in compacted if s.is_compaction_summary] == [applied2.summary_message_id]
+    latest = store.latest_summary(session_id)
+    assert latest is not None and latest.id == applied2.summary_message_id
+
+    full = store.load_history(session_id, "full")
+    assert {s.id for s in full} == {*ids, applied1.summary_message_id, applied2.summary_message_id}
+    by_id = rows_by_id(full)
+    old = by_id[applied1.summary_message_id]
+    assert old.is_compaction_summary and old.compacted_at is not None
+    assert old.compacted_into_id == applied2.summary_message_id
+    # The rows of the first run still point at the first summary.
+    assert all(
+        by_id[i].compacted_into_id == applied1.summary_message_id for i in first.compressed_ids
+    )
+    into_second = {s.id for s in full if s.compacted_into_id == applied2.summary_message_id}
+    assert into_second == set(second.result.compressed_ids)
+    assert [s.id for s in full if s.is_compaction_summary and s.compacted_at is None] == [
+        applied2.summary_message_id
+    ]
+    assert_summaries_follow_what_they_replaced(full)
+    # The full view is the whole conversation, both summaries in place.
+    assert [s.seq for s in full] == sorted(s.seq for s in full)
+
+
+def test_latest_summary_is_the_newest_visible_one(store: Store) -> None:
+    session_id, _ = new_session(store, seed_forty())
+    assert store.latest_summary(session_id) is None
+    _, applied1 = compact_session(store, session_id)
+    latest = store.latest_summary(session_id)
+    assert latest is not None and latest.id == applied1.summary_message_id
+    assert latest.is_compaction_summary and latest.message.is_summary
+    store.append_messages(session_id, conversation(10, system=False, first_turn=50))
+    _, applied2 = compact_session(store, session_id, CompactionConfig(context_window=4_000))
+    latest = store.latest_summary(session_id)
+    assert latest is not None and latest.id == applied2.summary_message_id
+    store.restore(applied2.run_id)
+    latest = store.latest_summary(session_id)
+    assert latest is not None and latest.id == applied1.summary_message_id
+    store.restore(applied1.run_id)
+    assert store.latest_summary(session_id) is None
