@@ -102,8 +102,8 @@ def _mark_pruned(
         marked += result.rowcount  # type: ignore[attr-defined]
     if marked != len(ids):
         raise InvalidRequest(
-            f"{len(ids) - marked} of the pruned ids are not visible tool rows in the tail of session "
-            f"{session_id!r}"
+            f"{len(ids) - marked} of the pruned ids are not visible tool rows in the tail "
+            f"of session {session_id!r}"
         )
     return marked
 
