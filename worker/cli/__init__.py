@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from compaction.errors import CompactionError
-from worker.cli import demo, migrate, worker
+from worker.cli import demo, migrate, schemas, worker
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.register(commands)
     migrate.register(commands)
     worker.register(commands)
+    schemas.register(commands)
     return parser
 
 
