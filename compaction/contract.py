@@ -78,7 +78,7 @@ class CompactionDone(Event):
     type: Literal["compaction_done"] = "compaction_done"
     removed_count: int
     #: null when an auto request only pruned old tool outputs (phase 1 was enough)
-    summary_message_id: int | None
+    summary_message_id: int | None = None
     tokens_before: int
     tokens_after: int
     pruned_count: int = 0

@@ -1,0 +1,62 @@
+"""What a gateway calls (DESIGN §3): the threshold check, ``/compact``, waiting for a running
+compaction, ``token_update`` and the event relay. Each function uses the ``Producers`` given to
+``configure()`` (or one built from the settings); ``producers.aio`` has the asyncio twins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from compaction.contract import AnyEvent, TokenUpdate, TokenUsage
+from compaction.messages import Message
+from producers import tokens, trigger, wait
+from producers.commands import SlashCommand, parse_slash_command
+from producers.context import Producers, configure, default
+from producers.enqueue import EnqueueResult
+from producers.relay import EventRelay
+from producers.trigger import TriggerResult
+
+
+def check_and_enqueue(
+    session_id: str,
+    *,
+    model: str | None = None,
+    messages: Sequence[Message] | None = None,
+    system_prompt: str | None = None,
+) -> TriggerResult:
+    return trigger.check_and_enqueue(
+        default(), session_id, model=model, messages=messages, system_prompt=system_prompt
+    )
+
+
+def request_manual(
+    session_id: str, *, focus: str | None = None, context_window: int | None = None
+) -> EnqueueResult:
+    return trigger.request_manual(default(), session_id, focus=focus, context_window=context_window)
+
+
+def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEvent | None:
+    return wait.wait_for_compaction(default(), session_id, timeout)
+
+
+def publish_token_update(
+    session_id: str,
+    *,
+    model: str | None = None,
+    usage: TokenUsage | Mapping[str, int] | None = None,
+) -> TokenUpdate:
+    return tokens.publish_token_update(default(), session_id, model=model, usage=usage)
+
+
+__all__ = [
+    "EnqueueResult",
+    "EventRelay",
+    "Producers",
+    "SlashCommand",
+    "TriggerResult",
+    "check_and_enqueue",
+    "configure",
+    "parse_slash_command",
+    "publish_token_update",
+    "request_manual",
+    "wait_for_compaction",
+]

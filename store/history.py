@@ -107,11 +107,16 @@ def require_session(session: Session, session_id: str) -> None:
 
 
 class History(Repository):
-    def load_history(self, session_id: str, view: View = "compacted") -> list[StoredMessage]:
+    def load_history(
+        self, session_id: str, view: View = "compacted", *, after_seq: int = 0
+    ) -> list[StoredMessage]:
+        """The session's history; ``after_seq`` keeps only later rows (incremental reads)."""
         if view not in ("compacted", "full"):
             raise InvalidRequest(f"unknown view {view!r}; expected 'compacted' or 'full'")
         # Plain rows, not ORM objects: loading a 10,000-message session is the hot path.
         query = select(*_COLUMNS).where(MessageRow.session_id == session_id)
+        if after_seq:
+            query = query.where(MessageRow.seq > after_seq)
         if view == "compacted":
             query = query.where(MessageRow.compacted_at.is_(None), not_event())
         query = query.order_by(MessageRow.seq, MessageRow.seq_minor)

@@ -15,7 +15,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compaction import CompactionConfig, CompactionResult, compact, estimate_messages_tokens
+from compaction import (
+    CompactionConfig,
+    CompactionResult,
+    antiloop,
+    compact,
+    estimate_messages_tokens,
+)
 from compaction.contract import (
     AnyEvent,
     CompactionDone,
@@ -115,7 +121,11 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
     settings = runtime.settings
     _clear_pending(runtime, request)
     lock = SessionLock(
-        runtime.redis, request.session_id, ttl_s=settings.lock_ttl_s, prefix=settings.channel_prefix
+        runtime.redis,
+        request.session_id,
+        ttl_s=settings.lock_ttl_s,
+        prefix=settings.channel_prefix,
+        owner=request.request_id,
     )
     if not lock.acquire():
         return job.finish(
@@ -288,17 +298,13 @@ def _write(
 def _suppressed(
     runtime: Runtime, session_id: str, messages: list[Any], config: CompactionConfig
 ) -> bool:
-    """Anti-loop (DESIGN §4): the last two compactions each saved under 10%, and the session
-    has not grown by 10% since the last one."""
-    runs = [r for r in runtime.store.runs(session_id) if r.status == "succeeded"][-2:]
-    if len(runs) < 2 or not all(r.tokens_before and r.tokens_after is not None for r in runs):
-        return False
-    weak = all(
-        (r.tokens_before - r.tokens_after) / r.tokens_before < 0.10  # type: ignore[operator]
+    runs = runtime.store.runs(session_id)
+    recent = [
+        (r.tokens_before, r.tokens_after)
         for r in runs
-    )
-    now = estimate_messages_tokens(messages, config.estimator())
-    return weak and now <= (runs[-1].tokens_after or 0) * 1.10
+        if r.status == "succeeded" and r.tokens_before and r.tokens_after is not None
+    ]
+    return antiloop.suppressed(recent, estimate_messages_tokens(messages, config.estimator()))
 
 
 def _clear_pending(runtime: Runtime, request: CompactionRequested) -> None:

@@ -38,12 +38,19 @@ return 0
 
 class SessionLock:
     def __init__(
-        self, client: redis.Redis, session_id: str, *, ttl_s: float, prefix: str = "compaction"
+        self,
+        client: redis.Redis,
+        session_id: str,
+        *,
+        ttl_s: float,
+        prefix: str = "compaction",
+        owner: str = "",
     ) -> None:
         self.client = client
         self.key = lock_key(prefix, session_id)
         self.ttl_ms = max(1, int(ttl_s * 1000))
-        self.token = uuid.uuid4().hex
+        # "<request id>:<random>": a gateway waiting on the session can tell which request runs.
+        self.token = f"{owner}:{uuid.uuid4().hex}"
         self.lost = threading.Event()
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)

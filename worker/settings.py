@@ -44,6 +44,8 @@ class Settings(BaseSettings, CompactionParameters):
     fallback_summary: bool = False
     events_stream_maxlen: int = Field(10_000, ge=100)
     metrics_port: int | None = None
+    #: model → context window, over the built-in registry (JSON in the environment)
+    model_windows: dict[str, int] = Field(default_factory=dict)
     #: a key for a one-off auxiliary channel given by environment (never logged)
     auxiliary_api_key: SecretStr | None = None
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from compaction.errors import CompactionError
-from worker.cli import demo, migrate, schemas, worker
+from worker.cli import demo, ingress, migrate, schemas, worker
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.register(commands)
     worker.register(commands)
     schemas.register(commands)
+    ingress.register(commands)
     return parser
 
 

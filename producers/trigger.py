@@ -1,0 +1,175 @@
+"""The threshold check before each model call (seed §2.1) and the manual request (seed §2.2)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from compaction import antiloop
+from compaction.contract import CompactionRequested
+from compaction.errors import SystemPromptTooLarge
+from compaction.messages import Message
+from compaction.tokens import estimate_tokens
+from compaction.windows import context_window
+from producers.context import Producers
+from producers.enqueue import EnqueueResult, running_request, submit
+from store.records import AgentSettings, SessionInfo
+
+TriggerStatus = Literal["enqueued", "already_pending", "in_flight", "below_threshold", "suppressed"]
+#: agent settings change rarely; the check runs before every model call
+AGENT_CACHE_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerResult:
+    status: TriggerStatus
+    request_id: str | None
+    used_tokens: int
+    max_tokens: int
+    threshold_tokens: int
+    threshold_percent: int
+    estimated: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    info: SessionInfo
+    model: str | None
+    window: int
+    threshold_percent: int
+
+    @property
+    def threshold_tokens(self) -> int:
+        return self.window * self.threshold_percent // 100
+
+
+_agents: dict[str, tuple[float, AgentSettings | None]] = {}
+
+
+def _agent(ctx: Producers, agent_id: str | None) -> AgentSettings | None:
+    if agent_id is None:
+        return None
+    cached = _agents.get(agent_id)
+    if cached and time.monotonic() - cached[0] < AGENT_CACHE_S:
+        return cached[1]
+    settings = ctx.store.get_agent(agent_id)
+    _agents[agent_id] = (time.monotonic(), settings)
+    return settings
+
+
+def session_context(
+    ctx: Producers, session_id: str, model: str | None = None, window: int | None = None
+) -> SessionContext:
+    """Model, window and threshold: the request, then the model registry, then the agent,
+    then the settings (DESIGN §3)."""
+    info = ctx.store.get_session(session_id)
+    agent = _agent(ctx, info.agent_id)
+    model = model or info.model or (agent.model if agent else None)
+    window = (
+        window
+        or context_window(model, ctx.settings.model_windows)
+        or (agent.context_window if agent else None)
+        or ctx.settings.context_window
+    )
+    percent = (
+        agent.compaction_threshold_percent if agent else None
+    ) or ctx.settings.threshold_percent
+    return SessionContext(info, model, window, percent)
+
+
+def used_tokens(
+    ctx: Producers,
+    session: SessionContext,
+    messages: Sequence[Message] | None,
+    system_prompt: str | None,
+) -> tuple[int, int]:
+    """(tokens of what goes to the model, tokens of the system prompt alone)."""
+    estimate = ctx.settings.compaction_config().estimator()
+    prompt = (
+        estimate_tokens(Message(role="system", content=system_prompt), estimate)
+        if system_prompt
+        else 0
+    )
+    session_id = session.info.id
+    if messages is not None:
+        listed = ctx.estimates.of_messages(session_id, messages, estimate)
+        leading = sum(estimate_tokens(m, estimate) for m in _leading_system(messages))
+        return listed + prompt, prompt + leading
+    version, last_seq, tokens = ctx.estimates.stored(session_id)
+    if version != session.info.compaction_version:
+        last_seq, tokens = 0, 0
+    if session.info.last_seq > last_seq:
+        newer = ctx.store.load_history(session_id, after_seq=last_seq)
+        tokens += sum(estimate_tokens(m.message, estimate) for m in newer)
+        ctx.estimates.remember(
+            session_id, session.info.compaction_version, session.info.last_seq, tokens
+        )
+    return tokens + prompt, prompt
+
+
+def _leading_system(messages: Sequence[Message]) -> list[Message]:
+    out = []
+    for message in messages:
+        if message.role != "system":
+            break
+        out.append(message)
+    return out
+
+
+def check_and_enqueue(
+    ctx: Producers,
+    session_id: str,
+    *,
+    model: str | None = None,
+    messages: Sequence[Message] | None = None,
+    system_prompt: str | None = None,
+) -> TriggerResult:
+    """Enqueue an auto compaction when the session reaches its threshold and none is running,
+    queued, or suppressed by the anti-loop rule."""
+    session = session_context(ctx, session_id, model)
+    used, system = used_tokens(ctx, session, messages, system_prompt)
+    threshold = session.threshold_tokens
+
+    def result(status: TriggerStatus, request_id: str | None = None) -> TriggerResult:
+        return TriggerResult(
+            status, request_id, used, session.window, threshold, session.threshold_percent
+        )
+
+    if system >= threshold:
+        raise SystemPromptTooLarge(
+            f"the system prompt alone is ~{system} tokens, over the threshold of {threshold}"
+        )
+    if used < threshold:
+        return result("below_threshold")
+    running = running_request(ctx, session_id)
+    if running is not None:
+        return result("in_flight", running)
+    recent = [
+        (r.tokens_before, r.tokens_after)
+        for r in ctx.store.runs(session_id)
+        if r.status == "succeeded" and r.tokens_before and r.tokens_after is not None
+    ]
+    if antiloop.suppressed(recent, used):
+        return result("suppressed")
+    request = CompactionRequested(
+        session_id=session_id, reason="auto", model=session.model, context_window=session.window
+    )
+    outcome = submit(ctx, request)
+    return result(outcome.status, outcome.request_id)
+
+
+def request_manual(
+    ctx: Producers,
+    session_id: str,
+    *,
+    focus: str | None = None,
+    context_window: int | None = None,
+) -> EnqueueResult:
+    """``/compact``: always runs the whole pipeline, whatever the size (seed §2.2)."""
+    ctx.store.get_session(session_id)  # session_not_found before anything is queued
+    request = CompactionRequested(
+        session_id=session_id, reason="manual", focus=focus or None, context_window=context_window
+    )
+    return submit(ctx, request)
