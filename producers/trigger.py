@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from compaction import antiloop
 from compaction.contract import CompactionRequested
@@ -14,12 +14,13 @@ from compaction.messages import Message
 from compaction.tokens import estimate_tokens
 from compaction.windows import context_window
 from producers.context import Producers
-from producers.enqueue import EnqueueResult, running_request, submit
+from producers.enqueue import EnqueueResult, pending_request, running_request, submit
 from store.records import AgentSettings, SessionInfo
 
 TriggerStatus = Literal["enqueued", "already_pending", "in_flight", "below_threshold", "suppressed"]
-#: agent settings change rarely; the check runs before every model call
-AGENT_CACHE_S = 5.0
+#: a session's agent and model change rarely; the check runs before every model call
+SETTINGS_CACHE_S = 5.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,26 +47,40 @@ class SessionContext:
 
 
 _agents: dict[str, tuple[float, AgentSettings | None]] = {}
+_sessions: dict[str, tuple[float, SessionInfo]] = {}
 
 
-def _agent(ctx: Producers, agent_id: str | None) -> AgentSettings | None:
-    if agent_id is None:
-        return None
-    cached = _agents.get(agent_id)
-    if cached and time.monotonic() - cached[0] < AGENT_CACHE_S:
-        return cached[1]
-    settings = ctx.store.get_agent(agent_id)
-    _agents[agent_id] = (time.monotonic(), settings)
-    return settings
+def _cached(cache: dict[str, tuple[float, T]], key: str, load: Callable[[], T]) -> T:
+    hit = cache.get(key)
+    if hit is not None and time.monotonic() - hit[0] < SETTINGS_CACHE_S:
+        return hit[1]
+    value = load()
+    cache[key] = (time.monotonic(), value)
+    return value
 
 
 def session_context(
-    ctx: Producers, session_id: str, model: str | None = None, window: int | None = None
+    ctx: Producers,
+    session_id: str,
+    model: str | None = None,
+    window: int | None = None,
+    *,
+    fresh: bool = True,
 ) -> SessionContext:
     """Model, window and threshold: the request, then the model registry, then the agent,
-    then the settings (DESIGN §3)."""
-    info = ctx.store.get_session(session_id)
-    agent = _agent(ctx, info.agent_id)
+    then the settings (DESIGN §3). ``fresh=False`` may reuse what was read a moment ago (the
+    gateway passes the messages, so the row's counters are not needed)."""
+    if fresh:
+        info = ctx.store.get_session(session_id)
+        _sessions[session_id] = (time.monotonic(), info)
+    else:
+        info = _cached(_sessions, session_id, lambda: ctx.store.get_session(session_id))
+    agent_id = info.agent_id
+    agent = (
+        None
+        if agent_id is None
+        else _cached(_agents, agent_id, lambda: ctx.store.get_agent(agent_id))
+    )
     model = model or info.model or (agent.model if agent else None)
     window = (
         window
@@ -128,7 +143,7 @@ def check_and_enqueue(
 ) -> TriggerResult:
     """Enqueue an auto compaction when the session reaches its threshold and none is running,
     queued, or suppressed by the anti-loop rule."""
-    session = session_context(ctx, session_id, model)
+    session = session_context(ctx, session_id, model, fresh=messages is None)
     used, system = used_tokens(ctx, session, messages, system_prompt)
     threshold = session.threshold_tokens
 
@@ -143,6 +158,10 @@ def check_and_enqueue(
         )
     if used < threshold:
         return result("below_threshold")
+    # Cheapest first: two Redis reads before the database's run history.
+    pending = pending_request(ctx, session_id)
+    if pending is not None:
+        return result("already_pending", pending)
     running = running_request(ctx, session_id)
     if running is not None:
         return result("in_flight", running)

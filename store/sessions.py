@@ -75,13 +75,19 @@ class Sessions(Repository):
         return session_id
 
     def get_session(self, session_id: str) -> SessionInfo:
+        # A plain row: the threshold check reads this before every model call.
+        query = select(
+            ChatSession.id,
+            ChatSession.agent_id,
+            ChatSession.model,
+            ChatSession.compaction_version,
+            ChatSession.last_seq,
+        ).where(ChatSession.id == session_id)
         with read_session(self.factory) as session:
-            row = session.get(ChatSession, session_id)
-            if row is None:
-                raise SessionNotFound(f"session {session_id!r} not found")
-            return SessionInfo(
-                row.id, row.agent_id, row.model, row.compaction_version, row.last_seq
-            )
+            row = session.connection().execute(query).first()
+        if row is None:
+            raise SessionNotFound(f"session {session_id!r} not found")
+        return SessionInfo(*row)
 
     def session_exists(self, session_id: str) -> bool:
         with read_session(self.factory) as session:

@@ -1,0 +1,133 @@
+"""Benchmark of the per-turn threshold check (issue "4 of 5").
+
+    python -m benchmarks.producers [--messages 2000] [--calls 200]
+
+A 2,000-message session (a real transcript, repeated) on PostgreSQL and Redis; the check is
+called once per turn with nothing changed since the last call, in both ways a gateway can call
+it (passing the messages it is about to send, or letting the store be read), against a full
+re-estimate of the same messages. Prints the median and p95 per call; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import psycopg
+import redis
+
+from compaction import estimate_messages_tokens
+from compaction.messages import Message, messages_from_dicts
+from producers import trigger
+from producers.context import Producers
+from store import Store, make_sessionmaker
+from store.migrate import upgrade
+from worker.settings import Settings
+
+TRANSCRIPT = (
+    Path(__file__).resolve().parent.parent
+    / "tests"
+    / "data"
+    / "transcripts"
+    / "msa_deepseek-chat_marshmallow-1343.json"
+)
+ADMIN_URL = "postgresql://127.0.0.1:5432/test"
+
+
+def messages(count: int) -> list[Message]:
+    base = messages_from_dicts(json.loads(TRANSCRIPT.read_text(encoding="utf-8")))
+    out: list[Message] = []
+    copy = 0
+    while len(out) < count:  # repeat the transcript, keeping tool call ids unique
+        for m in base:
+            calls = [replace(c, id=f"{c.id}-{copy}") for c in m.tool_calls]
+            call_id = f"{m.tool_call_id}-{copy}" if m.tool_call_id else None
+            out.append(replace(m, tool_calls=calls, tool_call_id=call_id))
+        copy += 1
+    while out[count - 1].role == "assistant" and out[count - 1].tool_calls:
+        count -= 1
+    return out[:count]
+
+
+def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="per-turn threshold check")
+    parser.add_argument("--messages", type=int, default=2_000)
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args(argv)
+    print(f"$ python -m benchmarks.producers {' '.join(argv or sys.argv[1:])}".rstrip())
+    name = f"compaction_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        upgrade(url)
+        store = Store(make_sessionmaker(url))
+        conversation = messages(args.messages)
+        session_id = store.create_session()
+        store.append_messages(session_id, conversation)
+        # The everyday case (under the threshold), then one over it with its request queued.
+        for window in (1_000_000, 200_000):
+            settings = Settings(
+                database_url=url, redis_url="redis://127.0.0.1:6379/10", context_window=window
+            )
+            ctx = Producers(
+                settings=settings, store=store, redis=redis.Redis.from_url(settings.redis_url)
+            )
+            ctx.redis.flushdb()
+            estimate = settings.compaction_config().estimator()
+            first = trigger.check_and_enqueue(ctx, session_id, messages=conversation)
+            print(
+                f"\nsession: {len(conversation)} messages, ~{first.used_tokens:,} tokens, "
+                f"window {window:,}: {first.status}; {args.calls} calls each"
+            )
+            print(f"{'':50} {'median ms':>10} {'p95 ms':>8}")
+            rows: list[tuple[str, Callable[[], object]]] = [
+                (
+                    "full re-estimate of the messages (no cache)",
+                    lambda e=estimate: estimate_messages_tokens(conversation, e),
+                ),
+                (
+                    "check, messages passed, unchanged",
+                    lambda c=ctx: trigger.check_and_enqueue(c, session_id, messages=conversation),
+                ),
+                (
+                    "check, store read, unchanged",
+                    lambda c=ctx: trigger.check_and_enqueue(c, session_id),
+                ),
+                (
+                    "check, store read, cold (whole history loaded)",
+                    lambda c=ctx: (
+                        c.estimates.remember(session_id, -1, 0, 0),
+                        trigger.check_and_enqueue(c, session_id),
+                    ),
+                ),
+            ]
+            for label, call in rows:
+                median, p95 = timed(call, args.calls)
+                print(f"{label:50} {median:10.3f} {p95:8.3f}")
+        print("goal: an unchanged session's check <= 1 ms")
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
