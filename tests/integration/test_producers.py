@@ -211,7 +211,7 @@ def test_auto_and_manual_at_once_one_runs_one_is_not_queued_twice(ctx: Producers
 
 
 def test_wait_returns_the_final_event_after_done(ctx: Producers, fake_llm: FakeLLM) -> None:
-    fake_llm.script(Reply(delay_s=0.5))
+    fake_llm.script(Reply(delay_s=1.5))  # long enough for the waiter to start under load
     session_id = session_with(ctx, 12)
     queued = trigger.request_manual(ctx, session_id)
     waited: list[object] = []
@@ -219,7 +219,7 @@ def test_wait_returns_the_final_event_after_done(ctx: Producers, fake_llm: FakeL
         target=lambda: waited.append(wait_for_compaction(ctx, session_id, timeout=20))
     )
     waiter.start()  # RQ's worker installs signal handlers: it runs in the main thread
-    time.sleep(0.2)
+    time.sleep(0.3)
     drain(ctx)
     waiter.join()
     event = waited[0]
