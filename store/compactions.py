@@ -195,6 +195,8 @@ class Compactions(Repository):
         tokens_before: int | None = None,
         tokens_after: int | None = None,
         worker: str | None = None,
+        event_text: str | None = None,
+        event_payload: dict[str, Any] | None = None,
     ) -> AppliedCompaction:
         """Phase 1 alone (an auto request that pruning brought under the threshold): the pruned
         rows, the run and the version bump, in one transaction; no summary."""
@@ -221,6 +223,14 @@ class Compactions(Repository):
             session.add(run)
             session.flush()
             pruned = _mark_pruned(session, session_id, pruned_ids, run.id, now)
+            if event_text:
+                _event_row(
+                    session,
+                    session_id,
+                    "done",
+                    event_text,
+                    {"runId": run.id, **(event_payload or {})},
+                )
             return AppliedCompaction(run.id, 0, 0, pruned, chat.compaction_version)
 
     def record_failed_run(

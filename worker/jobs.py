@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -184,14 +184,13 @@ def _run_locked(job: _Job, lock: SessionLock) -> AnyEvent:
     job.language = (
         detect_language(messages) if config.summary_language == "auto" else config.summary_language
     )
-    if request.reason == "auto" and _suppressed(runtime, request.session_id, messages, config):
-        return job.finish(
-            CompactionSkipped(
-                code="suppressed",
-                detail="the last two compactions each saved under 10%",
-                **job.event_fields(),
-            )
-        )
+    if request.reason == "auto":
+        # Decided before anything is announced: no "compacting…" row for a request that will
+        # not compact.
+        skipped = _auto_skip(runtime, request.session_id, messages, config)
+        if skipped is not None:
+            code, detail = skipped
+            return job.finish(CompactionSkipped(code=code, detail=detail, **job.event_fields()))
     runtime.publisher.publish(CompactionStart(**job.event_fields()))
     store.append_event(
         request.session_id,
@@ -206,15 +205,6 @@ def _run_locked(job: _Job, lock: SessionLock) -> AnyEvent:
         tokens_after=result.tokens_after,
         phases={k: round(v, 4) for k, v in result.timings.items()},
     )
-    if not result.summarized and not result.pruned_ids:
-        return job.finish(
-            CompactionSkipped(
-                code="below_threshold",
-                detail=f"{result.tokens_before} tokens, under the "
-                f"threshold of {config.threshold_tokens}",
-                **job.event_fields(),
-            )
-        )
     lock.check()  # nothing is written by a worker that lost its lock
     applied_id, removed, pruned, run_id = _write(
         job, info.compaction_version, view, result, summarizer
@@ -260,6 +250,7 @@ def _write(
 ) -> tuple[int | None, int, int, int]:
     runtime, request = job.runtime, job.request
     if not result.summarized:
+        saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
         applied = runtime.store.apply_pruning(
             request.session_id,
             expected_version=version,
@@ -270,6 +261,13 @@ def _write(
             tokens_before=result.tokens_before,
             tokens_after=result.tokens_after,
             worker=runtime.name,
+            event_text=texts.done(result.language, 0, saved),
+            event_payload={
+                "requestId": request.request_id,
+                "removedCount": 0,
+                "tokensBefore": result.tokens_before,
+                "tokensAfter": result.tokens_after,
+            },
         )
         return None, 0, applied.pruned_count, applied.run_id
     saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
@@ -295,16 +293,25 @@ def _write(
     return applied.summary_message_id, applied.removed_count, applied.pruned_count, applied.run_id
 
 
-def _suppressed(
+def _auto_skip(
     runtime: Runtime, session_id: str, messages: list[Any], config: CompactionConfig
-) -> bool:
+) -> tuple[Literal["below_threshold", "suppressed"], str] | None:
+    """Why an auto request stops before it starts: under the threshold, or the anti-loop."""
+    tokens = estimate_messages_tokens(messages, config.estimator())
+    if tokens < config.threshold_tokens:
+        return (
+            "below_threshold",
+            f"{tokens} tokens, under the threshold of {config.threshold_tokens}",
+        )
     runs = runtime.store.runs(session_id)
     recent = [
         (r.tokens_before, r.tokens_after)
         for r in runs
         if r.status == "succeeded" and r.tokens_before and r.tokens_after is not None
     ]
-    return antiloop.suppressed(recent, estimate_messages_tokens(messages, config.estimator()))
+    if antiloop.suppressed(recent, tokens):
+        return "suppressed", "the last two compactions each saved under 10%"
+    return None
 
 
 def _clear_pending(runtime: Runtime, request: CompactionRequested) -> None:

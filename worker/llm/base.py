@@ -69,16 +69,17 @@ def provider_errors(
     status: tuple[type[BaseException], ...],
     other: tuple[type[BaseException], ...],
 ) -> Iterator[None]:
-    """Map an SDK's exceptions to the stable codes; one line, key scrubbed, status kept."""
+    """Map an SDK's exceptions to the stable codes; one line, key scrubbed, status kept. Not
+    chained: the SDK's error quotes the provider's body, which may echo the key."""
     try:
         yield
-    except timeout as err:
-        raise LlmTimeout(f"{provider}: the auxiliary model timed out") from err
+    except timeout:
+        raise LlmTimeout(f"{provider}: the auxiliary model timed out") from None
     except status as err:
         code = getattr(err, "status_code", "?")
-        raise LlmError(f"{provider} answered {code}: {scrub(_one_line(err))}") from err
+        raise LlmError(f"{provider} answered {code}: {scrub(_one_line(err))}") from None
     except other as err:
-        raise LlmError(f"{provider}: {scrub(_one_line(err))}") from err
+        raise LlmError(f"{provider}: {scrub(_one_line(err))}") from None
 
 
 def _one_line(err: BaseException) -> str:

@@ -1,0 +1,176 @@
+"""Helpers for the job's integration tests (``test_worker_jobs.py``): a harness that builds a
+``Runtime`` over the ``store`` fixture (SQLite or real PostgreSQL), a real Redis database and
+the loopback fake LLM server, plus readers for what a job leaves behind (events on the stream,
+run records, the two history views) and a small JSON Schema checker for the exported files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import redis
+from sqlalchemy import Engine
+
+from compaction.contract import AnyEvent, events_stream, lock_key, parse_event
+from compaction.messages import Message
+from store import ChannelConfig, Store, StoredMessage
+from tests.llm_server import FakeLLM, Reply
+from worker.events import EventPublisher
+from worker.runtime import Runtime
+from worker.settings import Settings
+
+#: A Redis database of its own (flushed before each test); other suites use 10 to 13.
+REDIS_URL = "redis://127.0.0.1:6379/14"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+#: Small enough that ``conversation(12)`` compacts with a manual request (seed §11 size).
+CONTEXT_WINDOW = 4_000
+
+#: provider → (a model, the path its SDK posts to, the base URL suffix it needs)
+PROVIDER_MODELS: dict[str, tuple[str, str]] = {
+    "anthropic": ("claude-sonnet-4-5", "/v1/messages"),
+    "openai": ("gpt-4o-mini", "/v1/chat/completions"),
+    "deepseek": ("deepseek-chat", "/v1/chat/completions"),
+    "openai-compatible": ("qwen2.5-7b-instruct", "/v1/chat/completions"),
+}
+
+
+def base_url(fake: FakeLLM, provider: str) -> str:
+    """OpenAI-style SDKs append ``/chat/completions`` to a base ending in ``/v1``; Anthropic's
+    appends ``/v1/messages`` itself."""
+    return fake.base_url if provider == "anthropic" else f"{fake.base_url}/v1"
+
+
+def job_settings(database_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "redis_url": REDIS_URL,
+        "context_window": CONTEXT_WINDOW,
+        "lock_ttl_s": 2.0,
+        "llm_timeout_s": 1.0,
+        "llm_max_retries": 1,
+    }
+    values.update(overrides)
+    if "job_timeout_s" not in overrides:
+        needed = values["llm_timeout_s"] * (values["llm_max_retries"] + 1)
+        values["job_timeout_s"] = max(5, math.ceil(needed) + 1)
+    return Settings(**values)
+
+
+@dataclass
+class Harness:
+    store: Store
+    engine: Engine
+    redis: redis.Redis
+    fake: FakeLLM
+    runtimes: list[Runtime] = field(default_factory=list)
+
+    @property
+    def database_url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=False)
+
+    def runtime(self, **overrides: Any) -> Runtime:
+        settings = job_settings(self.database_url, **overrides)
+        publisher = EventPublisher(
+            self.redis, prefix=settings.channel_prefix, stream_maxlen=settings.events_stream_maxlen
+        )
+        runtime = Runtime(
+            settings=settings, store=self.store, redis=self.redis, publisher=publisher
+        )
+        self.runtimes.append(runtime)
+        return runtime
+
+    def script(self, *replies: Reply) -> None:
+        self.fake.script(*(replies or (Reply(),)))
+
+    def channel(
+        self,
+        provider: str = "openai",
+        model: str | None = None,
+        *,
+        api_key: str = "sk-test-0123456789abcdef0123456789abcdef",
+        name: str | None = None,
+    ) -> ChannelConfig:
+        return self.store.add_channel(
+            name or f"aux-{provider}-{model or 'default'}",
+            provider=provider,
+            model=model or PROVIDER_MODELS[provider][0],
+            base_url=base_url(self.fake, provider),
+            api_key=api_key,
+            auxiliary=True,
+            default=True,
+        )
+
+    def session(self, messages: list[Message]) -> str:
+        session_id = self.store.create_session()
+        self.store.append_messages(session_id, messages)
+        return session_id
+
+    # --- what a job leaves behind ---------------------------------------------------------
+
+    def raw_events(self, prefix: str = "compaction") -> list[bytes]:
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]
+            events_stream(prefix)
+        )
+        return [fields[b"event"] for _id, fields in entries]
+
+    def wire_events(self) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in self.raw_events()]
+
+    def events(self, session_id: str | None = None) -> list[AnyEvent]:
+        parsed = [parse_event(raw) for raw in self.raw_events()]
+        return [e for e in parsed if session_id is None or e.session_id == session_id]
+
+    def lock_value(self, session_id: str) -> bytes | None:
+        return self.redis.get(lock_key("compaction", session_id))  # type: ignore[return-value]
+
+    def state(self, session_id: str) -> History:
+        return History.of(self.store, session_id)
+
+
+@dataclass(frozen=True)
+class History:
+    """A session's compacted view and the conversation rows of its full view (compaction-event
+    rows are left out: a failed run adds its start and failed rows, by design)."""
+
+    compacted: list[StoredMessage]
+    conversation: list[StoredMessage]
+    events: list[StoredMessage]
+
+    @classmethod
+    def of(cls, store: Store, session_id: str) -> History:
+        full = store.load_history(session_id, "full")
+        return cls(
+            compacted=store.load_history(session_id),
+            conversation=[m for m in full if not m.is_event],
+            events=[m for m in full if m.is_event],
+        )
+
+    def unchanged_since(self, before: History) -> bool:
+        return self.compacted == before.compacted and self.conversation == before.conversation
+
+    @property
+    def event_kinds(self) -> list[str]:
+        return [str((m.metadata or {}).get("event")) for m in self.events]
+
+
+# --- a JSON Schema checker for the subset pydantic emits ------------------------------------
+# jsonschema is not a dependency of the project; this covers every keyword the exported files
+# use and refuses any other, so a schema change cannot make it pass silently.
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((SCHEMAS / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def assert_valid(instance: Any, name: str) -> None:
+    schema = load_schema(name)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    errors = [e.message for e in validator.iter_errors(instance)]
+    assert not errors, f"{name}: {errors} in {instance}"
