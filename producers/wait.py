@@ -18,8 +18,14 @@ def wait_for_compaction(ctx: Producers, session_id: str, timeout: float = 60.0) 
     request_id = pending_request(ctx, session_id) or running_request(ctx, session_id)
     if request_id is None:
         return None
+    return wait_for_request(ctx, session_id, request_id, timeout)
+
+
+def wait_for_request(
+    ctx: Producers, session_id: str, request_id: str, timeout: float = 60.0
+) -> AnyEvent:
+    """The final event of one request, even if it came before this call started."""
     with EventRelay(session_id, ctx=ctx) as relay:
-        # It may have finished between the look-up above and the relay's start.
         recent: Any = relay.client.xrevrange(
             events_stream(ctx.settings.channel_prefix), count=RECENT
         )

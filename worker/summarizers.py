@@ -42,8 +42,8 @@ class ChannelSummarizer:
         except (LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort) as err:
             if not self.runtime.settings.fallback_summary:
                 raise
-            log.warning(
-                "auxiliary model failed; extractive fallback", extra={"fields": {"code": err.code}}
-            )
+            # No channel at all is a configuration (the demo's); a failing one is news.
+            level = logging.INFO if isinstance(err, NoAuxiliaryModel) else logging.WARNING
+            log.log(level, "extractive fallback summary", extra={"fields": {"code": err.code}})
             self.fell_back, self.model = True, "extractive-fallback"
             return OfflineSummarizer().summarize(request)

@@ -9,10 +9,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import redis
 from sqlalchemy.exc import SQLAlchemyError
 
 from compaction.errors import CompactionError
-from worker.cli import demo, ingress, migrate, schemas, worker
+from worker.cli import compact, demo, ingress, migrate, schemas, sessions, settings_cmds, worker
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.register(commands)
+    sessions.register(commands)
+    compact.register(commands)
+    settings_cmds.register(commands)
     migrate.register(commands)
     worker.register(commands)
     schemas.register(commands)
@@ -39,6 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The driver's first line: no statement, no parameters, no password.
         lines = str(getattr(err, "orig", None) or err).strip().splitlines() or [repr(err)]
         print(f"compaction: error [db_error]: {lines[0]}", file=sys.stderr)
+        return 1
+    except TimeoutError as err:
+        print(f"compaction: error [timeout]: {err}", file=sys.stderr)
+        return 1
+    except redis.RedisError as err:
+        print(
+            f"compaction: error [redis]: {err} (is Redis running at COMPACTION_REDIS_URL?)",
+            file=sys.stderr,
+        )
         return 1
     except (OSError, ValueError) as err:
         print(f"compaction: error: {err}", file=sys.stderr)

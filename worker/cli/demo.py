@@ -1,114 +1,179 @@
-"""``compaction demo``: the compaction pipeline on a bundled real transcript, offline.
+"""``compaction demo``: the whole pipeline on a bundled real transcript (DESIGN §8).
 
-It needs no service and no API key: the offline (extractive) summarizer stands in for the
-auxiliary model. Storage, Redis and the worker join the demo as those parts land.
+With nothing configured it needs no service and no key: a SQLite file in a temporary folder,
+an in-process Redis (fakeredis) with an in-process RQ worker, and the offline (extractive)
+summarizer. ``COMPACTION_DATABASE_URL``, ``COMPACTION_REDIS_URL`` or a configured auxiliary
+channel make it use the real ones instead.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
+import tempfile
 import time
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from compaction import CompactionConfig, compact, estimate_messages_tokens
-from compaction.engine import CompactionResult, SummaryRequest
-from compaction.formats import from_openai
-from compaction.messages import Message
-from compaction.offline import OfflineSummarizer
+import fakeredis
+import redis
+from rq import SimpleWorker
+from rq.serializers import JSONSerializer
 
-BUNDLED = "msa_deepseek-chat_pydicom-1139.json"
-BUNDLED_ZH = "deerflow_5aa47db1_zh.json"
+from compaction import estimate_messages_tokens
+from compaction.contract import AnyEvent, CompactionDone
+from compaction.errors import NoAuxiliaryModel
+from producers import trigger
+from producers.context import Producers
+from producers.enqueue import compaction_queue
+from producers.relay import last_stream_id
+from store import Store, make_sessionmaker
+from worker.cli.common import prepare_database
+from worker.cli.sessions import read_transcript
+from worker.events import EventPublisher
+from worker.runtime import Runtime, install
+from worker.settings import Settings
+
+BUNDLED = {"en": "msa_deepseek-chat_pydicom-1139.json", "zh": "deerflow_5aa47db1_zh.json"}
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("demo", help="compact a bundled real transcript, offline")
+    parser = commands.add_parser("demo", help="the whole pipeline on a bundled real transcript")
     parser.add_argument("--transcript", type=Path, help="a JSON transcript (OpenAI format)")
     parser.add_argument("--language", choices=("zh", "en"), help="summary language")
     parser.add_argument(
         "--context-window",
         type=int,
         default=16_000,
-        help="the model's window in tokens (default 16000, small enough for the bundled "
-        "transcript to need compacting)",
+        help="the model's window in tokens (default 16000: small enough that the bundled "
+        "transcript needs compacting)",
     )
     parser.set_defaults(run=run)
 
 
-class _Progress:
-    """Wraps the summarizer to say what it is doing while it works."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.inner = OfflineSummarizer()
-
-    def summarize(self, request: SummaryRequest) -> str:
-        print(
-            f"  summarizing {len(request.messages)} turns "
-            f"(chunk {request.chunk_index + 1}/{request.chunk_count}, "
-            f"budget ~{request.budget_tokens} tokens)",
-            file=self.out,
-        )
-        return self.inner.summarize(request)
-
-
-def _load(path: Path | None, language: str | None) -> tuple[str, list[Message]]:
-    if path is not None:
-        name, text = path.name, path.read_text(encoding="utf-8")
+def _services(settings: Settings, out: TextIO) -> tuple[Settings, redis.Redis]:
+    overrides: dict[str, Any] = {"context_window": settings.context_window}
+    if "COMPACTION_DATABASE_URL" not in os.environ:
+        folder = Path(tempfile.mkdtemp(prefix="compaction-demo-"))
+        overrides["database_url"] = f"sqlite:///{folder / 'demo.db'}"
+    settings = settings.model_copy(update=overrides)
+    prepare_database(settings.database_url)
+    client: redis.Redis
+    if "COMPACTION_REDIS_URL" in os.environ:
+        client, where = redis.Redis.from_url(settings.redis_url), settings.redis_url
     else:
-        name = BUNDLED_ZH if language == "zh" else BUNDLED
-        text = resources.files("worker.demo_data").joinpath(name).read_text(encoding="utf-8")
+        client, where = fakeredis.FakeRedis(), "in-process (fakeredis)"
+    print(f"  database: {settings.database_url}", file=out)
+    print(f"  redis:    {where}", file=out)
+    return settings, client
+
+
+def _summarizer_line(store: Store) -> tuple[str, bool]:
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{name} is not valid JSON: {err}") from None
-    if not isinstance(raw, list):
-        raise ValueError(f"{name} must hold a JSON list of messages")
-    return name, [replace(m, id=i) for i, m in enumerate(from_openai(raw), start=1)]
-
-
-def _table(result: CompactionResult, before_count: int, seconds: float, out: TextIO) -> None:
-    saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
-    rows = [
-        ("messages", f"{before_count:,}", f"{len(result.messages):,}", ""),
-        (
-            "tokens (estimated)",
-            f"{result.tokens_before:,}",
-            f"{result.tokens_after:,}",
-            f"-{saved:.1%}",
-        ),
-        ("tool outputs pruned", "", f"{result.pruned_count}", ""),
-        ("messages summarized", "", f"{result.removed_count}", ""),
-        ("identifiers kept verbatim", "", f"{result.ledger_items}", ""),
-    ]
-    print(f"\n{'':28}{'before':>10}{'after':>10}", file=out)
-    for label, before, after, note in rows:
-        print(f"{label:28}{before:>10}{after:>10}  {note}", file=out)
-    phases = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in result.timings.items())
-    print(f"\ntime: {seconds * 1000:.0f} ms ({phases})", file=out)
+        channel = store.resolve_auxiliary()
+    except NoAuxiliaryModel:
+        return "offline extractive summarizer (no auxiliary channel configured)", True
+    return f"auxiliary channel {channel.name!r} ({channel.provider} {channel.model})", False
 
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    name, messages = _load(args.transcript, args.language)
-    tokens = estimate_messages_tokens(messages)
-    print(f"[1/3] loaded {name}: {len(messages)} messages, ~{tokens:,} tokens", file=out)
-    config = CompactionConfig(
-        context_window=args.context_window, summary_language=args.language or "auto"
+    print("[1/5] services", file=out)
+    settings, client = _services(Settings(context_window=args.context_window), out)
+    store = Store(make_sessionmaker(settings.database_url))
+    label, offline = _summarizer_line(store)
+    settings = settings.model_copy(
+        update={
+            "fallback_summary": offline or settings.fallback_summary,
+            "summary_language": args.language or settings.summary_language,
+        }
     )
+    print(f"  summary:  {label}", file=out)
+
+    if args.transcript:
+        name, messages = args.transcript.name, read_transcript(args.transcript)
+    else:
+        name = BUNDLED[args.language or "en"]
+        source = resources.files("worker.demo_data").joinpath(name)
+        with resources.as_file(source) as path:
+            messages = read_transcript(path)
+    session_id = store.create_session()
+    store.append_messages(session_id, messages)
+    before = store.load_history(session_id)
+    tokens_before = estimate_messages_tokens(s.message for s in before)
     print(
-        f"[2/3] compacting as /compact would (window {config.context_window:,} tokens, "
-        f"threshold {config.threshold_percent}%, offline summarizer)",
+        f"[2/5] imported {name}: {len(before)} messages, ~{tokens_before:,} tokens "
+        f"(session {session_id})",
         file=out,
     )
+
+    ctx = Producers(settings=settings, store=store, redis=client)
+    since = last_stream_id(client, "compaction:events:stream")
+    queued = trigger.request_manual(ctx, session_id)
+    print(f"[3/5] /compact queued (request {queued.request_id})", file=out)
+
+    install(Runtime(settings=settings, store=store, redis=client, publisher=EventPublisher(client)))
+    print("[4/5] worker running the job", file=out)
     started = time.perf_counter()
-    result = compact(messages, config, _Progress(out), reason="manual")
+    SimpleWorker([compaction_queue(client)], connection=client, serializer=JSONSerializer).work(
+        burst=True, logging_level="WARNING"
+    )
     seconds = time.perf_counter() - started
-    print("[3/3] done", file=out)
-    _table(result, len(messages), seconds, out)
-    print("\nsummary message:\n", file=out)
-    print(result.summary_text, file=out)
+    events = _events(client, since)
+    for event in events:
+        print(f"  event {event.type}{_event_detail(event)}", file=out)
+    final = events[-2] if len(events) > 1 and events[-1].type == "token_update" else events[-1]
+    if not isinstance(final, CompactionDone):
+        print(f"compaction: the demo's compaction ended {final.type}", file=sys.stderr)
+        return 1
+
+    after = store.load_history(session_id)
+    run_record = store.runs(session_id)[-1]
+    print("[5/5] done\n", file=out)
+    _table(len(before), len(after), final, seconds, run_record.durations or {}, out)
+    summary = store.latest_summary(session_id)
+    if summary is not None:
+        print("\nsummary message:\n", file=out)
+        print(summary.message.content, file=out)
+    print(f"\nfull history kept: compaction history {session_id} --view full", file=out)
     return 0
+
+
+def _events(client: redis.Redis, since: str) -> list[AnyEvent]:
+    from producers.relay import _event  # the same parsing the relay uses
+
+    entries: Any = client.xrange("compaction:events:stream", min=f"({since}")
+    return [e for e in (_event(fields) for _id, fields in entries) if e is not None]
+
+
+def _event_detail(event: AnyEvent) -> str:
+    if isinstance(event, CompactionDone):
+        return (
+            f": {event.removed_count} messages summarized, {event.tokens_before:,} → "
+            f"{event.tokens_after:,} tokens"
+        )
+    code = getattr(event, "code", None)
+    return f" [{code}]" if code else ""
+
+
+def _table(
+    count_before: int,
+    count_after: int,
+    done: CompactionDone,
+    seconds: float,
+    phases: dict[str, float],
+    out: TextIO,
+) -> None:
+    ratio = done.tokens_after / done.tokens_before if done.tokens_before else 1.0
+    print(f"{'':28}{'before':>10}{'after':>10}", file=out)
+    print(f"{'messages (compacted view)':28}{count_before:>10,}{count_after:>10,}", file=out)
+    print(
+        f"{'tokens (estimated)':28}{done.tokens_before:>10,}{done.tokens_after:>10,}"
+        f"  ratio {ratio:.2f} (-{1 - ratio:.0%})",
+        file=out,
+    )
+    print(f"{'tool outputs pruned':28}{'':>10}{done.pruned_count:>10}", file=out)
+    print(f"{'messages summarized':28}{'':>10}{done.removed_count:>10}", file=out)
+    parts = ", ".join(f"{name} {value * 1000:.1f} ms" for name, value in phases.items())
+    print(f"\njob time {seconds * 1000:.0f} ms; phases: {parts}", file=out)

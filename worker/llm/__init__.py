@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from store.records import ChannelConfig
-from worker.llm.anthropic_client import AnthropicClient
 from worker.llm.base import ChatClient, Completion, LlmSummarizer
-from worker.llm.openai_client import OpenAICompatibleClient
 from worker.settings import Settings
 
 DEEPSEEK_URL = "https://api.deepseek.com"
 
 
 def build_client(channel: ChannelConfig, settings: Settings) -> ChatClient:
+    # The SDKs are imported here, not at module load: they take seconds to import, and the
+    # command line should not pay that for every subcommand.
+    from worker.llm.anthropic_client import AnthropicClient
+    from worker.llm.openai_client import OpenAICompatibleClient
+
     key = channel.api_key.get_secret_value() if channel.api_key else None
     if channel.provider == "anthropic":
         return AnthropicClient(

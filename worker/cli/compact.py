@@ -1,0 +1,72 @@
+"""``compact`` (a manual compaction, like ``/compact``) and ``restore`` (undo one)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from producers import trigger
+from producers.wait import wait_for_request
+from worker.cli.common import open_producers, open_store, print_json
+
+
+def register(commands: Any) -> None:
+    compact = commands.add_parser("compact", help="enqueue a manual compaction (/compact)")
+    compact.add_argument("session")
+    compact.add_argument("--focus", help="what the summary should keep above all")
+    compact.add_argument("--context-window", type=int, help="override the window, tokens")
+    compact.add_argument("--wait", action="store_true", help="wait for the final event")
+    compact.add_argument("--timeout", type=float, default=120.0, help="seconds (with --wait)")
+    compact.add_argument("--json", action="store_true")
+    compact.set_defaults(run=run_compact)
+
+    restore = commands.add_parser("restore", help="undo one compaction run")
+    restore.add_argument("run_id", type=int)
+    restore.add_argument("--json", action="store_true")
+    restore.set_defaults(run=run_restore)
+
+
+def run_compact(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    ctx = open_producers()
+    queued = trigger.request_manual(
+        ctx, args.session, focus=args.focus, context_window=args.context_window
+    )
+    if not args.wait:
+        if args.json:
+            print_json({"status": queued.status, "requestId": queued.request_id}, out)
+        else:
+            print(f"{queued.status} {queued.request_id}", file=out)
+        if queued.status != "enqueued":
+            print(
+                f"compaction: a compaction of {args.session} is already "
+                f"{queued.status.replace('_', ' ')} (request {queued.request_id})",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    assert queued.request_id is not None
+    event = wait_for_request(ctx, args.session, queued.request_id, args.timeout)
+    print_json(event.to_wire(), out)
+    return 0 if event.type == "compaction_done" else 1
+
+
+def run_restore(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    run = open_store().restore(args.run_id)
+    if args.json:
+        print_json(
+            {
+                "runId": run.id,
+                "sessionId": run.session_id,
+                "status": run.status,
+                "restoredMessages": run.removed_count,
+            },
+            out,
+        )
+    else:
+        print(
+            f"restored run {run.id} of session {run.session_id}: {run.removed_count} "
+            "messages visible again, its summary hidden",
+            file=out,
+        )
+    return 0
