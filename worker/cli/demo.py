@@ -136,7 +136,12 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if summary is not None:
         print("\nsummary message:\n", file=out)
         print(summary.message.content, file=out)
-    print(f"\nfull history kept: compaction history {session_id} --view full", file=out)
+    print(
+        "\nevery original message is kept; to see them:\n"
+        f"  COMPACTION_DATABASE_URL={settings.database_url} "
+        f"compaction history {session_id} --view full",
+        file=out,
+    )
     return 0
 
 
