@@ -9,8 +9,12 @@ a child process instead. ``--pool N`` runs N such workers.
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
+import time
 from typing import Any
 
+import redis
 from prometheus_client import REGISTRY, start_http_server
 from rq import SimpleWorker, Worker
 from rq.serializers import JSONSerializer
@@ -20,6 +24,9 @@ from worker import logs
 from worker.metrics import RedisCollector
 from worker.runtime import Runtime, install, redis_client
 from worker.settings import Settings
+
+log = logging.getLogger("compaction.worker")
+MAX_BACKOFF_S = 10.0
 
 
 def register(commands: Any) -> None:
@@ -35,6 +42,10 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = Settings()
     logs.configure(args.log_level)
+    # The provider SDKs take seconds to import: do it once here, before any job holds a lock
+    # (and before a pool forks, so its children share them).
+    importlib.import_module("worker.llm.anthropic_client")
+    importlib.import_module("worker.llm.openai_client")
     connection = redis_client(settings.redis_url)
     port = args.metrics_port or settings.metrics_port
     if port:
@@ -52,6 +63,20 @@ def run(args: argparse.Namespace) -> int:
         pool.start(burst=args.burst, logging_level=args.log_level)
         return 0
     install(Runtime.from_settings(settings))  # built before the first job: warm at once
-    worker = worker_class([settings.queue_name], connection=connection, serializer=JSONSerializer)
-    worker.work(burst=args.burst, logging_level=args.log_level)
-    return 0
+    backoff = 0.5
+    while True:
+        try:
+            worker = worker_class(
+                [settings.queue_name], connection=connection, serializer=JSONSerializer
+            )
+            worker.work(burst=args.burst, logging_level=args.log_level)
+            return 0
+        except redis.ConnectionError as err:
+            # RQ's loop gives up when Redis vanishes under it; a worker should outlive a
+            # Redis restart, so start a fresh RQ worker once Redis answers again.
+            log.warning(
+                "redis unavailable; the worker restarts",
+                extra={"fields": {"error": str(err), "backoff_s": backoff}},
+            )
+            time.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_S)

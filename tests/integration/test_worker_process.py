@@ -1,0 +1,472 @@
+"""Real worker processes (DESIGN §1, §7, §8): the ``compaction worker`` console script against the
+real Redis and a PostgreSQL database of this module, with the fake auxiliary model
+(``tests/llm_server.py``) served from the test process.
+
+Covered: a job enqueued by ``producers.enqueue`` ends ``compaction_done`` in another process;
+``kill -9`` during the LLM call leaves the history as it was, the lock expires after its TTL
+and a fresh worker compacts the session; a pending key stops blocking after its TTL; a worker
+outlives a Redis restart between two jobs (and Redis going down while a job runs); ``--metrics-port`` serves the job counter; ``--pool 2 --burst`` runs two
+sessions' jobs and exits.
+
+Redis db 13 is flushed before and after each test. Every process started here (workers, pools,
+redis-server) runs in its own process group and is killed in teardown, pass or fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import redis
+from rq import Worker
+
+from compaction.contract import (
+    FINAL_EVENTS,
+    CompactionRequested,
+    events_stream,
+    lock_key,
+    pending_key,
+)
+from producers.enqueue import compaction_queue, enqueue
+from store import Store, make_sessionmaker
+from store.migrate import upgrade
+from store.records import StoredMessage
+from tests.fakes import conversation
+from tests.llm_server import FakeLLM, Reply, serve
+from tests.services import create_database, drop_database
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPACTION = Path(sys.executable).parent / "compaction"
+REDIS_URL = "redis://127.0.0.1:6379/13"
+PREFIX = "compaction"
+#: small enough for conversation(12) (~2,000 tokens) to be over the threshold
+WINDOW = 4_000
+T = TypeVar("T")
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def database_url() -> Iterator[str]:
+    name, url = create_database()
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLM]:
+    with serve() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def store(database_url: str, fake_llm: FakeLLM) -> Iterator[Store]:
+    factory = make_sessionmaker(database_url)
+    store = Store(factory)
+    store.add_channel(
+        "aux-fake",
+        provider="openai-compatible",
+        model="gpt-4o-mini",
+        base_url=fake_llm.base_url + "/v1",
+        api_key="sk-test-worker-process-0123456789",
+        auxiliary=True,
+        default=True,
+    )
+    yield store
+    factory.kw["bind"].dispose()
+
+
+@pytest.fixture
+def llm(fake_llm: FakeLLM) -> FakeLLM:
+    fake_llm.script(Reply())
+    return fake_llm
+
+
+@pytest.fixture
+def rdb() -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(REDIS_URL, socket_timeout=10)
+    try:
+        client.ping()
+    except redis.ConnectionError as err:
+        pytest.fail(f"Redis is not reachable at {REDIS_URL} ({err}); start it: redis-server")
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+@dataclass
+class Proc:
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def tail(self, lines: int = 30) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class Processes:
+    """Starts workers and redis-servers; ``close()`` kills every process group it started."""
+
+    tmp: Path
+    env: dict[str, str]
+    started: list[Proc] = field(default_factory=list)
+
+    def start(self, argv: list[str], name: str, env: dict[str, str] | None = None) -> Proc:
+        log = self.tmp / f"{name}-{len(self.started)}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=env if env is not None else self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own group: a pool's children die with it
+            )
+        proc = Proc(popen, log)
+        self.started.append(proc)
+        return proc
+
+    def worker(self, *args: str, **env: str) -> Proc:
+        merged = {**self.env, **{f"COMPACTION_{k.upper()}": v for k, v in env.items()}}
+        return self.start([str(COMPACTION), "worker", *args], "worker", merged)
+
+    def redis_server(self, port: int) -> Proc:
+        argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1"]
+        argv += ["--save", "", "--appendonly", "no", "--daemonize", "no"]
+        return self.start(argv, f"redis-{port}", dict(os.environ))
+
+    def stop(self, proc: Proc, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
+        """Signal the process group; SIGKILL it when it outlives ``timeout``."""
+        if proc.popen.poll() is None:
+            _killpg(proc.pid, sig)
+            try:
+                proc.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                _killpg(proc.pid, signal.SIGKILL)
+                proc.popen.wait(10)
+        _killpg(proc.pid, signal.SIGKILL)  # stragglers of the group (a pool's children)
+        return proc.popen.returncode
+
+    def close(self) -> None:
+        """Workers first, then the redis-servers they talk to (a worker stopped after its
+        Redis logs a traceback on the way out)."""
+        servers = [p for p in self.started if p.log.name.startswith("redis-")]
+        for proc in [p for p in reversed(self.started) if p not in servers] + servers:
+            self.stop(proc, signal.SIGTERM, timeout=5)
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def worker_env(database_url: str, redis_url: str = REDIS_URL) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTION_")}
+    env.update(
+        COMPACTION_DATABASE_URL=database_url,
+        COMPACTION_REDIS_URL=redis_url,
+        COMPACTION_CONTEXT_WINDOW=str(WINDOW),
+        COMPACTION_LLM_MAX_RETRIES="0",
+        COMPACTION_LLM_TIMEOUT_S="20",
+        COMPACTION_JOB_TIMEOUT_S="30",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture
+def processes(tmp_path: Path, database_url: str) -> Iterator[Processes]:
+    procs = Processes(tmp_path, worker_env(database_url))
+    try:
+        yield procs
+    finally:
+        procs.close()
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def wait_for(
+    check: Callable[[], T | None], timeout: float, what: str, proc: Proc | None = None
+) -> T:
+    """Poll ``check`` until it returns something truthy; fail (with the worker's log) when the
+    timeout passes or the watched process dies first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if proc is not None and proc.popen.poll() is not None:
+            pytest.fail(
+                f"{what}: the process exited ({proc.popen.returncode}) first:\n{proc.tail()}"
+            )
+        if time.monotonic() > deadline:
+            log = f"\n{proc.tail()}" if proc is not None else ""
+            pytest.fail(f"{what}: not within {timeout:g} s{log}")
+        time.sleep(0.05)
+
+
+def events_for(client: redis.Redis, request_id: str) -> list[dict[str, Any]]:
+    out = []
+    for _id, entry in client.xrange(events_stream(PREFIX)):
+        event = json.loads(entry[b"event"])
+        if event.get("requestId") == request_id:
+            out.append(event)
+    return out
+
+
+def final_event(
+    client: redis.Redis, request_id: str, proc: Proc | None = None, timeout: float = 30.0
+) -> dict[str, Any]:
+    def final() -> dict[str, Any] | None:
+        return next((e for e in events_for(client, request_id) if e["type"] in FINAL_EVENTS), None)
+
+    return wait_for(final, timeout, f"the final event of request {request_id}", proc)
+
+
+def new_session(store: Store, turns: int = 12) -> str:
+    session_id = store.create_session()
+    store.append_messages(session_id, conversation(turns))
+    return session_id
+
+
+def request(client: redis.Redis, session_id: str, timeout_s: int = 30) -> CompactionRequested:
+    req = CompactionRequested(session_id=session_id, reason="manual")
+    enqueue(compaction_queue(client), req, timeout_s=timeout_s)
+    return req
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def conversation_rows(view: list[StoredMessage]) -> list[StoredMessage]:
+    return [row for row in view if not row.is_event]
+
+
+# --- tests -----------------------------------------------------------------------------------
+
+
+def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
+    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+) -> None:
+    session_id = new_session(store)
+    req = request(rdb, session_id)
+    worker = processes.worker("--burst")
+
+    done = final_event(rdb, req.request_id, worker)
+    assert done["type"] == "compaction_done", done
+    assert done["sessionId"] == session_id and done["removedCount"] > 0
+    assert [e["type"] for e in events_for(rdb, req.request_id)] == [
+        "compaction_start",
+        "compaction_done",
+        "token_update",
+    ]
+    assert worker.popen.wait(30) == 0, worker.tail()  # --burst: exits once the queue is empty
+    assert len(llm.requests) == 1 and llm.requests[0].path == "/v1/chat/completions"
+    view = store.load_history(session_id)
+    assert [r.message.id for r in view if r.is_compaction_summary] == [done["summaryMessageId"]]
+    assert [r.status for r in store.runs(session_id)] == ["succeeded"]
+
+
+def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
+    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+) -> None:
+    ttl_s = 2.0
+    # job_timeout_s must cover llm_timeout_s x (llm_max_retries + 1) = 10 x 1; it also covers
+    # the first job's import of the LLM SDKs (seconds on a busy machine)
+    timing = {"lock_ttl_s": str(ttl_s), "llm_timeout_s": "10", "job_timeout_s": "30"}
+    llm.script(Reply(delay_s=5.0), Reply())
+    session_id = new_session(store)
+    compacted, full = store.load_history(session_id), store.load_history(session_id, "full")
+    key, pending = lock_key(PREFIX, session_id), pending_key(PREFIX, session_id)
+
+    req = CompactionRequested(session_id=session_id, reason="manual")
+    assert rdb.set(pending, req.request_id, nx=True, ex=90)  # as a producer queues it
+    enqueue(compaction_queue(rdb), req, timeout_s=30)
+    worker = processes.worker("--burst", **timing)
+    wait_for(lambda: llm.requests, 30, "the LLM request", worker)
+    assert rdb.exists(key), "the lock is held while the LLM works"
+    assert not rdb.exists(pending), "a running request no longer blocks a new one"
+
+    os.kill(worker.pid, signal.SIGKILL)
+    assert worker.popen.wait(10) == -signal.SIGKILL
+    killed_at = time.monotonic()
+    assert rdb.exists(key), "right after the kill the dead holder's lock is still there"
+    assert 0 < rdb.pttl(key) <= ttl_s * 1000
+
+    # The history is as it was: nothing but the UI's "compaction started" event row was added.
+    assert store.load_history(session_id) == compacted
+    after = store.load_history(session_id, "full")
+    assert conversation_rows(after) == full
+    assert [r.metadata["event"] for r in after if r.is_event] == ["start"]  # type: ignore[index]
+    assert store.runs(session_id) == []
+    assert events_for(rdb, req.request_id)[-1]["type"] == "compaction_start"
+
+    wait_for(lambda: not rdb.exists(key), ttl_s + 2, "the lock's expiry")
+    assert time.monotonic() - killed_at <= ttl_s + 0.5
+
+    again = request(rdb, session_id, timeout_s=30)
+    fresh = processes.worker("--burst", **timing)
+    done = final_event(rdb, again.request_id, fresh)
+    assert done["type"] == "compaction_done", done
+    assert [r.status for r in store.runs(session_id)] == ["succeeded"]
+    assert not rdb.exists(key)
+
+
+def test_a_pending_key_stops_blocking_after_its_ttl(rdb: redis.Redis) -> None:
+    """A producer marks a queued request with ``SET pending NX EX ttl``; the worker deletes the
+    key when it takes the job. When that never happens (the job was lost, its worker died before
+    taking it), the key blocks other requests only until its TTL ends (DESIGN §7: 90 s; 2 s
+    here). The producer API is not in the repository yet, so this test plays the producer."""
+    key = pending_key(PREFIX, "lost-session")
+    assert rdb.set(key, "lost-request", nx=True, ex=2)
+    assert not rdb.set(key, "next-request", nx=True, ex=2), "a queued request blocks the next"
+    assert 0 < rdb.ttl(key) <= 2
+    blocked_since = time.monotonic()
+    wait_for(lambda: rdb.set(key, "next-request", nx=True, ex=2), 4, "the pending key's expiry")
+    assert 1.0 < time.monotonic() - blocked_since <= 3.0
+    assert rdb.get(key) == b"next-request"
+
+
+def test_a_worker_goes_on_after_a_redis_restart(
+    store: Store, llm: FakeLLM, processes: Processes, database_url: str
+) -> None:
+    """Redis restarts (empty) while the worker waits for work: it reconnects and takes the
+    next job."""
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    server = processes.redis_server(port)
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    wait_for(lambda: _pings(client), 10, "the private redis-server", server)
+
+    worker = processes.start(
+        [str(COMPACTION), "worker"], "worker", worker_env(database_url, redis_url=url)
+    )
+    first = request(client, new_session(store))
+    assert final_event(client, first.request_id, worker)["type"] == "compaction_done"
+    wait_idle(client, worker)
+
+    assert processes.stop(server) == 0
+    server = processes.redis_server(port)  # same port, empty: --save "" --appendonly no
+    wait_for(lambda: _pings(client), 10, "the restarted redis-server", server)
+
+    second = request(client, new_session(store))
+    done = final_event(client, second.request_id, worker, timeout=60)
+    assert done["type"] == "compaction_done", done
+    assert worker.popen.poll() is None, "the worker still runs"
+
+
+def test_a_worker_outlives_redis_going_down_while_a_job_runs(
+    store: Store, llm: FakeLLM, processes: Processes, database_url: str
+) -> None:
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    server = processes.redis_server(port)
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    wait_for(lambda: _pings(client), 10, "the private redis-server", server)
+    llm.script(Reply(delay_s=1.5), Reply())
+    session_id = new_session(store)
+    compacted = store.load_history(session_id)
+
+    worker = processes.start(
+        [str(COMPACTION), "worker"], "worker", worker_env(database_url, redis_url=url)
+    )
+    request(client, session_id)
+    wait_for(lambda: llm.requests, 30, "the LLM request", worker)
+    assert processes.stop(server) == 0  # down while the job waits on the LLM
+    deadline = time.monotonic() + 8  # the job ends (lock_lost) while Redis is down
+    while worker.popen.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    server = processes.redis_server(port)
+    wait_for(lambda: _pings(client), 10, "the restarted redis-server", server)
+    assert store.load_history(session_id) == compacted, "the failed job changed nothing"
+
+    assert worker.popen.poll() is None, (
+        f"the worker exited ({worker.popen.returncode}) on the outage:\n{worker.tail(12)}"
+    )
+    second = request(client, new_session(store))
+    assert final_event(client, second.request_id, worker)["type"] == "compaction_done"
+
+
+def wait_idle(client: redis.Redis, proc: Proc) -> None:
+    """Until RQ has finished its bookkeeping of the last job and waits for the next."""
+
+    def idle() -> bool:
+        workers = Worker.all(connection=client)
+        return bool(workers) and all(w.get_state() == "idle" for w in workers)
+
+    wait_for(idle, 10, "the worker back to idle", proc)
+    time.sleep(0.2)  # from "idle" to blocking on the queue
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+def test_metrics_port_serves_the_job_counter(
+    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+) -> None:
+    port = free_port()
+    worker = processes.worker("--metrics-port", str(port))
+    req = request(rdb, new_session(store))
+    assert final_event(rdb, req.request_id, worker)["type"] == "compaction_done"
+
+    def done_count() -> float | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+                text = reply.read().decode()
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith('compaction_jobs_total{outcome="done"}'):
+                return float(line.split()[-1])
+        return None
+
+    assert wait_for(done_count, 15, "compaction_jobs_total{outcome=done} >= 1", worker) >= 1
+
+
+def test_pool_of_two_in_burst_mode_runs_two_sessions(
+    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+) -> None:
+    llm.script(Reply(delay_s=1.0))
+    requests = [request(rdb, new_session(store)) for _ in range(2)]
+    pool = processes.worker("--pool", "2", "--burst")
+
+    events = [final_event(rdb, r.request_id, pool, timeout=60) for r in requests]
+    assert [e["type"] for e in events] == ["compaction_done"] * 2, events
+    assert {e["sessionId"] for e in events} == {r.session_id for r in requests}
+    try:
+        assert pool.popen.wait(30) == 0, pool.tail()
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the burst pool did not exit once the queue was empty:\n{pool.tail()}")
