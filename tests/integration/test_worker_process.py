@@ -5,8 +5,9 @@ real Redis and a PostgreSQL database of this module, with the fake auxiliary mod
 Covered: a job enqueued by ``producers.enqueue`` ends ``compaction_done`` in another process;
 ``kill -9`` during the LLM call leaves the history as it was, the lock expires after its TTL
 and a fresh worker compacts the session; a pending key stops blocking after its TTL; a worker
-outlives a Redis restart between two jobs (and Redis going down while a job runs); ``--metrics-port`` serves the job counter; ``--pool 2 --burst`` runs two
-sessions' jobs and exits.
+outlives a Redis restart between two jobs and Redis going down while a job runs;
+``--metrics-port`` serves the job counter; ``--pool 2 --burst`` runs two sessions' jobs and
+exits.
 
 Redis db 13 is flushed before and after each test. Every process started here (workers, pools,
 redis-server) runs in its own process group and is killed in teardown, pass or fail.
