@@ -285,12 +285,13 @@ def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
     done = final_event(rdb, req.request_id, worker)
     assert done["type"] == "compaction_done", done
     assert done["sessionId"] == session_id and done["removedCount"] > 0
+    assert worker.popen.wait(30) == 0, worker.tail()  # --burst: exits once the queue is empty
+    # token_update follows done: read the events once the job has finished.
     assert [e["type"] for e in events_for(rdb, req.request_id)] == [
         "compaction_start",
         "compaction_done",
         "token_update",
     ]
-    assert worker.popen.wait(30) == 0, worker.tail()  # --burst: exits once the queue is empty
     assert len(llm.requests) == 1 and llm.requests[0].path == "/v1/chat/completions"
     view = store.load_history(session_id)
     assert [r.message.id for r in view if r.is_compaction_summary] == [done["summaryMessageId"]]
