@@ -30,13 +30,21 @@ class InstantSummarizer:
         return "## Goal\n" + "Instant summary for the benchmark. " * 10
 
 
-def transcript(path: Path) -> tuple[list[Message], CompactionConfig]:
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    messages = [replace(m, id=i) for i, m in enumerate(messages_from_dicts(raw), start=1)]
+def load_transcript(name: str) -> list[Message]:
+    raw = json.loads((TRANSCRIPTS / f"{name}.json").read_text(encoding="utf-8"))
+    return [replace(m, id=i) for i, m in enumerate(messages_from_dicts(raw), start=1)]
+
+
+def window_for(messages: list[Message]) -> int:
+    """The transcript tests' window: each transcript well over its threshold, yet above its
+    system prompt."""
     system = estimate_messages_tokens(m for m in messages if m.role == "system")
-    # The same window as the transcript tests: each one well over its threshold.
-    window = max(estimate_messages_tokens(messages) // 2, system * 100 // 70 + 50, 1_000)
-    return messages, CompactionConfig(context_window=window, protect_first_n=1)
+    return max(estimate_messages_tokens(messages) // 2, system * 100 // 70 + 50, 1_000)
+
+
+def transcript(path: Path) -> tuple[list[Message], CompactionConfig]:
+    messages = load_transcript(path.stem)
+    return messages, CompactionConfig(context_window=window_for(messages), protect_first_n=1)
 
 
 def synthetic(count: int) -> list[Message]:

@@ -15,14 +15,13 @@ import json
 import statistics
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import psycopg
 import redis
 
+from benchmarks.store import database
 from compaction import estimate_messages_tokens
 from compaction.messages import Message, messages_from_dicts
 from producers import trigger
@@ -38,7 +37,6 @@ TRANSCRIPT = (
     / "transcripts"
     / "msa_deepseek-chat_marshmallow-1343.json"
 )
-ADMIN_URL = "postgresql://127.0.0.1:5432/test"
 
 
 def messages(count: int) -> list[Message]:
@@ -72,11 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args(argv)
     print(f"$ python -m benchmarks.producers {' '.join(argv or sys.argv[1:])}".rstrip())
-    name = f"compaction_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    try:
+    with database() as url:
         upgrade(url)
         store = Store(make_sessionmaker(url))
         conversation = messages(args.messages)
@@ -123,9 +117,6 @@ def main(argv: list[str] | None = None) -> int:
                 median, p95 = timed(call, args.calls)
                 print(f"{label:50} {median:10.3f} {p95:8.3f}")
         print("goal: an unchanged session's check <= 1 ms")
-    finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
     return 0
 
 

@@ -54,6 +54,8 @@ import rq
 from rq import Queue, SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
+from benchmarks.engine import load_transcript as load
+from benchmarks.engine import window_for
 from benchmarks.store import VISIBLE, database, libpq_url
 from compaction import CompactionConfig, compact, estimate_messages_tokens
 from compaction.contract import (
@@ -64,13 +66,12 @@ from compaction.contract import (
     events_stream,
 )
 from compaction.engine import SummaryRequest
-from compaction.messages import Message, messages_from_dicts
+from compaction.messages import Message
 from producers.enqueue import compaction_queue, enqueue
 from store import Store, make_engine, make_sessionmaker
 from store.migrate import upgrade
 
 ROOT = Path(__file__).resolve().parent.parent
-TRANSCRIPTS = ROOT / "tests" / "data" / "transcripts"
 LARGEST = "cc_spotter_ae4a77f8"
 MID_SIZE = "msa_deepseek-chat_pydicom-1139"
 REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
@@ -237,17 +238,6 @@ def rq_noop_overhead(redis_url: str, count: int) -> None:
 
 
 # --- the benchmark process -------------------------------------------------------------------
-
-
-def load(name: str) -> list[Message]:
-    raw = json.loads((TRANSCRIPTS / f"{name}.json").read_text(encoding="utf-8"))
-    return messages_from_dicts(raw)
-
-
-def window_for(messages: list[Message]) -> int:
-    """The transcript tests' window (``benchmarks/engine.py``): well over the threshold."""
-    system = estimate_messages_tokens(m for m in messages if m.role == "system")
-    return max(estimate_messages_tokens(messages) // 2, system * 100 // 70 + 50, 1_000)
 
 
 def sessions(store: Store, messages: list[Message], count: int) -> list[str]:
