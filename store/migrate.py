@@ -7,14 +7,17 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+import migrations
 from store.db import normalize_url
 
-ROOT = Path(__file__).resolve().parent.parent
+# The migrations ship inside the distribution (a package), so `compaction migrate` works from
+# an installed wheel as well as from a checkout.
+SCRIPTS = Path(migrations.__file__).resolve().parent
 
 
 def alembic_config(url: str) -> Config:
-    config = Config(str(ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPTS))
     # ConfigParser interpolation: a literal % in a password must be doubled.
     config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
     return config

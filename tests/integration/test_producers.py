@@ -3,6 +3,7 @@ running the real job in-process, the fake LLM server over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import threading
@@ -367,3 +368,40 @@ def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
     assert [(e.request_id, e.code) for e in failed] == [("r-bad", "invalid_request")]
     pending = ctx.redis.xpending(stream, "compaction-ingress")
     assert pending["pending"] == 0  # every entry acknowledged, the broken ones too
+
+
+# --- the asyncio twins ----------------------------------------------------------------------
+
+
+def test_asyncio_twins(ctx: Producers) -> None:
+    from producers import aio, configure
+
+    session_id = session_with(ctx, 20)
+    configure(ctx)
+    try:
+
+        async def scenario() -> tuple[str, list[str], object]:
+            async with aio.AsyncEventRelay(session_id, ctx=ctx) as relay:
+                result = await aio.check_and_enqueue(session_id)
+                waited = asyncio.create_task(aio.wait_for_compaction(session_id, timeout=20))
+                await asyncio.sleep(0.2)
+                await asyncio.to_thread(drain_in_thread_safe_way, ctx)
+                final = await waited
+                kinds = [e.type async for e in relay.events(timeout=1)]
+            return result.status, kinds, final
+
+        status, kinds, final = asyncio.run(scenario())
+    finally:
+        configure(None)
+    assert status == "enqueued"
+    assert kinds == ["compaction_start", "compaction_done", "token_update"]
+    assert final is not None and final.type == "compaction_done"  # type: ignore[attr-defined]
+
+
+def drain_in_thread_safe_way(ctx: Producers) -> None:
+    """Run the queued job without RQ's signal handling (this runs off the main thread)."""
+    from worker.jobs import compaction_requested
+
+    for job in compaction_queue(ctx.redis).jobs:
+        compaction_requested(job.args[0])
+        job.delete()
