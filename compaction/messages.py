@@ -59,6 +59,28 @@ class Message:
         if self.tool_calls and self.role != "assistant":
             raise InvalidRequest(f"only assistant messages carry tool calls, not {self.role}")
 
+    @classmethod
+    def from_trusted(
+        cls,
+        role: Role,
+        content: str,
+        tool_calls: list[ToolCall],
+        tool_call_id: str | None,
+        id: int | None,
+        original_content: str | None = None,
+    ) -> Message:
+        """Build without the checks, for rows the database already constrains (role, text
+        content): twice as fast, which counts when loading 10,000 messages."""
+        message = object.__new__(cls)
+        setattr_ = object.__setattr__  # frozen: the dataclass's own __init__ does the same
+        setattr_(message, "role", role)
+        setattr_(message, "content", content)
+        setattr_(message, "tool_calls", tool_calls)
+        setattr_(message, "tool_call_id", tool_call_id)
+        setattr_(message, "id", id)
+        setattr_(message, "original_content", original_content)
+        return message
+
     @property
     def is_summary(self) -> bool:
         return self.role == "user" and self.content.startswith(SUMMARY_MARKER)
