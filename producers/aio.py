@@ -18,9 +18,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from compaction.contract import AnyEvent, TokenUpdate, TokenUsage, events_stream
 from compaction.messages import Message
 from producers import tokens, trigger
-from producers.context import Producers, default
+from producers.context import Producers, default, text
 from producers.enqueue import EnqueueResult, pending_request, running_request
-from producers.relay import BLOCK_MS, MAX_BACKOFF_S, _event, _text
+from producers.relay import MAX_BACKOFF_S, _event, block_ms, read_batch
 from producers.trigger import TriggerResult
 from producers.wait import is_final_for
 
@@ -79,7 +79,7 @@ class AsyncEventRelay:
     async def start(self) -> AsyncEventRelay:
         """Fix the position: events published after this are delivered."""
         newest: Any = await self.client.xrevrange(self.stream, count=1)
-        self.last_id = _text(newest[0][0]) if newest else "0-0"
+        self.last_id = text(newest[0][0]) if newest else "0-0"
         return self
 
     async def __aenter__(self) -> AsyncEventRelay:
@@ -98,10 +98,9 @@ class AsyncEventRelay:
         deadline = None if timeout is None else time.monotonic() + timeout
         backoff = 0.1
         while not self._closed.is_set():
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            block = block_ms(deadline)
+            if block is None:
                 return
-            block = BLOCK_MS if left is None else max(1, min(BLOCK_MS, int(left * 1000)))
             try:
                 batches: Any = await self.client.xread(
                     {self.stream: self.last_id or "0-0"}, count=100, block=block
@@ -112,12 +111,9 @@ class AsyncEventRelay:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
-            for _stream, entries in batches or []:
-                for entry_id, fields in entries:
-                    self.last_id = _text(entry_id)
-                    event = _event(fields)
-                    if event is not None and self.session_id in (None, event.session_id):
-                        yield event
+            self.last_id, events = read_batch(batches, self.session_id, self.last_id or "0-0")
+            for event in events:
+                yield event
 
 
 async def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEvent | None:

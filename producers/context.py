@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import redis
 
+from compaction.tokens import TextEstimator
 from producers.estimate import SessionEstimates
 from store import Store, make_sessionmaker
 from worker.settings import Settings
@@ -19,6 +20,11 @@ class Producers:
     store: Store
     redis: redis.Redis
     estimates: SessionEstimates = field(default_factory=SessionEstimates)
+    #: built once: the threshold check runs before every model call
+    estimator: TextEstimator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.estimator = self.settings.compaction_config().estimator()
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Producers:
@@ -32,6 +38,11 @@ class Producers:
         return cls(
             settings=settings, store=Store(make_sessionmaker(settings.database_url)), redis=client
         )
+
+
+def text(value: bytes | str) -> str:
+    """Redis answers bytes unless told otherwise."""
+    return value.decode() if isinstance(value, bytes) else value
 
 
 _default: Producers | None = None

@@ -14,7 +14,7 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from compaction.contract import JOB_FUNCTION, CompactionRequested, lock_key, pending_key
-from producers.context import Producers
+from producers.context import Producers, text
 
 EnqueueStatus = Literal["enqueued", "already_pending", "in_flight"]
 
@@ -56,7 +56,7 @@ def pending_request(ctx: Producers, session_id: str) -> str | None:
 
 
 def _text(value: bytes | str | None) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
+    return None if value is None else text(value)
 
 
 def submit(ctx: Producers, request: CompactionRequested) -> EnqueueResult:

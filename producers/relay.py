@@ -19,7 +19,7 @@ import redis
 from pydantic import ValidationError
 
 from compaction.contract import AnyEvent, events_stream, parse_event
-from producers.context import Producers, default
+from producers.context import Producers, default, text
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def stream_client(url: str) -> redis.Redis:
 
 def last_stream_id(client: redis.Redis, stream: str) -> str:
     newest: Any = client.xrevrange(stream, count=1)
-    return _text(newest[0][0]) if newest else "0-0"
+    return text(newest[0][0]) if newest else "0-0"
 
 
 class EventRelay:
@@ -68,10 +68,9 @@ class EventRelay:
         deadline = None if timeout is None else time.monotonic() + timeout
         backoff = 0.1
         while not self._closed.is_set():
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            block = block_ms(deadline)
+            if block is None:
                 return
-            block = BLOCK_MS if left is None else max(1, min(BLOCK_MS, int(left * 1000)))
             try:
                 batches: Any = self.client.xread(
                     {self.stream: self.last_id}, count=100, block=block
@@ -87,12 +86,8 @@ class EventRelay:
                 self._closed.wait(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
-            for _stream, entries in batches or []:
-                for entry_id, fields in entries:
-                    self.last_id = _text(entry_id)
-                    event = _event(fields)
-                    if event is not None and self.session_id in (None, event.session_id):
-                        yield event
+            self.last_id, events = read_batch(batches, self.session_id, self.last_id)
+            yield from events
 
     def run(self, callback: Callable[[AnyEvent], None], timeout: float | None = None) -> None:
         """Hand every event to ``callback`` until closed (or the timeout)."""
@@ -111,5 +106,23 @@ def _event(fields: Any) -> AnyEvent | None:
         return None
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+def block_ms(deadline: float | None) -> int | None:
+    """How long the next blocking read may wait; ``None`` once the deadline has passed. Short
+    waits keep ``close()`` and the timeout responsive."""
+    if deadline is None:
+        return BLOCK_MS
+    left = deadline - time.monotonic()
+    return None if left <= 0 else max(1, min(BLOCK_MS, int(left * 1000)))
+
+
+def read_batch(batches: Any, session_id: str | None, last_id: str) -> tuple[str, list[AnyEvent]]:
+    """The new position and the events of an ``XREAD`` reply (the session's only, when one is
+    given). Every entry moves the position on, the invalid and the filtered ones too."""
+    events = []
+    for _stream, entries in batches or []:
+        for entry_id, fields in entries:
+            last_id = text(entry_id)
+            event = _event(fields)
+            if event is not None and session_id in (None, event.session_id):
+                events.append(event)
+    return last_id, events

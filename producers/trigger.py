@@ -101,7 +101,7 @@ def used_tokens(
     system_prompt: str | None,
 ) -> tuple[int, int]:
     """(tokens of what goes to the model, tokens of the system prompt alone)."""
-    estimate = ctx.settings.compaction_config().estimator()
+    estimate = ctx.estimator
     prompt = (
         estimate_tokens(Message(role="system", content=system_prompt), estimate)
         if system_prompt

@@ -249,8 +249,16 @@ def _write(
     summarizer: ChannelSummarizer,
 ) -> tuple[int | None, int, int, int]:
     runtime, request = job.runtime, job.request
-    if not result.summarized:
-        saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
+    saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
+    # The done row for the UI, written in the same transaction as the compaction.
+    event_text = texts.done(result.language, result.removed_count, saved)
+    event_payload = {
+        "requestId": request.request_id,
+        "removedCount": result.removed_count,
+        "tokensBefore": result.tokens_before,
+        "tokensAfter": result.tokens_after,
+    }
+    if not result.summarized:  # phase 1 alone (removed_count is 0)
         applied = runtime.store.apply_pruning(
             request.session_id,
             expected_version=version,
@@ -261,16 +269,10 @@ def _write(
             tokens_before=result.tokens_before,
             tokens_after=result.tokens_after,
             worker=runtime.name,
-            event_text=texts.done(result.language, 0, saved),
-            event_payload={
-                "requestId": request.request_id,
-                "removedCount": 0,
-                "tokensBefore": result.tokens_before,
-                "tokensAfter": result.tokens_after,
-            },
+            event_text=event_text,
+            event_payload=event_payload,
         )
         return None, 0, applied.pruned_count, applied.run_id
-    saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
     plan = plan_compaction(
         view,
         result,
@@ -281,13 +283,8 @@ def _write(
         model=summarizer.model,
         worker=runtime.name,
         started_at=job.started_at,
-        event_text=texts.done(result.language, result.removed_count, saved),
-        event_payload={
-            "requestId": request.request_id,
-            "removedCount": result.removed_count,
-            "tokensBefore": result.tokens_before,
-            "tokensAfter": result.tokens_after,
-        },
+        event_text=event_text,
+        event_payload=event_payload,
     )
     applied = runtime.store.apply_compaction(plan)
     return applied.summary_message_id, applied.removed_count, applied.pruned_count, applied.run_id

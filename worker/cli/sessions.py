@@ -140,7 +140,7 @@ def run_history(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
 def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
     store = ctx.store
     session = session_context(ctx, session_id)
-    estimate = ctx.settings.compaction_config().estimator()
+    estimate = ctx.estimator
     view = store.load_history(session_id)
     by_role: dict[str, int] = {}
     segments = {"conversation": 0, "tool_loop": 0}
