@@ -13,13 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 import redis
 from sqlalchemy import Engine
 
-from compaction.contract import AnyEvent, events_stream, lock_key, parse_event
+from compaction import estimate_messages_tokens
+from compaction.contract import (
+    AnyEvent,
+    CompactionFailed,
+    CompactionRequested,
+    events_stream,
+    lock_key,
+    parse_event,
+)
 from compaction.messages import Message
 from store import ChannelConfig, Store, StoredMessage
-from tests.llm_server import FakeLLM, Reply
+from tests.llm_server import FakeLLM, Recorded, Reply
 from worker.events import EventPublisher
 from worker.runtime import Runtime
 from worker.settings import Settings
@@ -174,3 +183,52 @@ def assert_valid(instance: Any, name: str) -> None:
     )
     errors = [e.message for e in validator.iter_errors(instance)]
     assert not errors, f"{name}: {errors} in {instance}"
+
+
+#: Where the database plays no part (the LLM side of a job), SQLite alone keeps the file fast.
+SQLITE_ONLY = pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+
+
+def manual(session_id: str, **fields: Any) -> CompactionRequested:
+    return CompactionRequested(session_id=session_id, reason="manual", **fields)
+
+
+def auto(session_id: str, **fields: Any) -> CompactionRequested:
+    return CompactionRequested(session_id=session_id, reason="auto", **fields)
+
+
+def header(recorded: Recorded, name: str) -> str | None:
+    return {k.lower(): v for k, v in recorded.headers.items()}.get(name)
+
+
+def estimate_view(runtime: Runtime, view: History) -> int:
+    config = runtime.settings.compaction_config()
+    return estimate_messages_tokens([m.message for m in view.compacted], config.estimator())
+
+
+def assert_failed(
+    h: Harness,
+    session_id: str,
+    before: History,
+    final: object,
+    request: CompactionRequested,
+    code: str,
+) -> CompactionFailed:
+    """A failure: its event (after a start), one failed run with the same text, the history as
+    it was (two UI event rows aside), no summary, the lock released."""
+    assert isinstance(final, CompactionFailed), final
+    assert final.code == code, final.error
+    events = h.events(session_id)
+    assert [e.type for e in events] == ["compaction_start", "compaction_failed"]
+    assert events[-1].to_wire() == final.to_wire()
+    assert (final.request_id, final.reason) == (request.request_id, request.reason)
+    [record] = h.store.runs(session_id)
+    assert (record.status, record.code, record.error) == ("failed", code, final.error)
+    assert (record.request_id, record.reason) == (request.request_id, request.reason)
+    after = h.state(session_id)
+    assert after.unchanged_since(before)
+    assert after.event_kinds == ["start", "failed"]
+    assert not any(m.is_event for m in after.compacted)
+    assert h.store.latest_summary(session_id) is None
+    assert h.lock_value(session_id) is None
+    return final
