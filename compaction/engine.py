@@ -25,9 +25,10 @@ from compaction.errors import (
 from compaction.messages import Message
 from compaction.prompts import Language, build_prompt, detect_language, strip_prefix, summary_prefix
 from compaction.pruning import PLACEHOLDER, prune
-from compaction.redact import redact, redact_many
+from compaction.redact import redact, redact_many, rules_for
 from compaction.serialize import serialize
 from compaction.tokens import TextEstimator, estimate_tokens
+from compaction.turns import Turns
 from compaction.validate import ensure_valid
 
 Reason = Literal["auto", "manual"]
@@ -242,19 +243,23 @@ def _summarize(
 ) -> tuple[str, dict[str, int]]:
     """Phase 3: the summary message's content, folding chunk by chunk when the middle is long."""
     scrub = redact if config.redact_secrets else _identity
-    scrub_all = redact_many if config.redact_secrets else list
     if previous_summary is None:
         earlier = [m for m in middle if m.is_summary]
         previous_summary = earlier[-1].content if earlier else None
     previous_body, previous_ledger = (
         ledger_mod.parse(strip_prefix(previous_summary)) if previous_summary else (None, None)
     )
-    turns = [m for m in middle if not m.is_summary]
-    entries = scrub_all(serialize(turns, config.serialize_head_chars, config.serialize_tail_chars))
+    turns = Turns.of(middle)
+    words = turns.distinct_words() if config.redact_secrets or config.ledger_max_tokens else []
+    entries = serialize(turns.messages, config.serialize_head_chars, config.serialize_tail_chars)
+    if config.redact_secrets:
+        # The entries are made of these words (cut), the tool names and the role tags.
+        names = [call.name for call in turns.calls]
+        entries = redact_many(entries, rules_for(" ".join([*words, *names])))
     sizes = [estimate(e) for e in entries]
     budget = config.summary_budget(sum(sizes))
     clock.lap("serialize")
-    found = ledger_mod.extract(turns) if config.ledger_max_tokens else {}
+    found = ledger_mod.extract(turns, words) if config.ledger_max_tokens else {}
     clock.lap("ledger")
 
     running = scrub(previous_body) if previous_body else None
@@ -272,7 +277,7 @@ def _summarize(
             focus=focus,
             chunk_index=number,
             chunk_count=len(chunks),
-            messages=tuple(turns[start:end]),
+            messages=tuple(turns.messages[start:end]),
             head=head,
         )
         reply = summarizer.summarize(request)

@@ -7,7 +7,7 @@ them per second in the benchmarks, and validation happens once, at construction.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from compaction.errors import InvalidRequest
@@ -91,7 +91,12 @@ class Message:
         return self.content if self.original_content is None else self.original_content
 
     def with_content(self, content: str, *, original: str | None = None) -> Message:
-        return replace(self, content=content, original_content=original)
+        if not isinstance(content, str):
+            raise InvalidRequest(f"message content must be a string, got {type(content).__name__}")
+        # Only the content changes, and this message passed the checks already.
+        return Message.from_trusted(
+            self.role, content, self.tool_calls, self.tool_call_id, self.id, original
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The project's transcript format (``shared/transcripts/README.md``)."""

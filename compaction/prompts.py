@@ -164,16 +164,24 @@ _PREFIX = {
 }
 
 
+#: Letters of the latest user messages that decide the language: the user's current language,
+#: and a cost that does not grow with the conversation.
+LANGUAGE_SAMPLE_LETTERS = 20_000
+
+
 def detect_language(messages: Sequence[Message]) -> Language:
     """The language the user writes in: Chinese when CJK characters make up a fair share of the
-    letters of the real user messages."""
+    letters of the latest real user messages (up to ``LANGUAGE_SAMPLE_LETTERS``)."""
     cjk = letters = 0
-    for message in messages:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
         if message.role == "user" and not message.is_summary:
             text = message.content
             found = count_cjk(text)
             cjk += found
             letters += found + sum(map(len, _ASCII_WORD.findall(text)))
+            if letters >= LANGUAGE_SAMPLE_LETTERS:
+                break
     return "zh" if letters and cjk / letters >= 0.2 else "en"
 
 

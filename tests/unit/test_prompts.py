@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall
 from compaction.prompts import (
+    LANGUAGE_SAMPLE_LETTERS,
     build_prompt,
     detect_language,
     strip_prefix,
@@ -362,3 +363,14 @@ def test_strip_prefix_of_bare_marker_and_plain_text() -> None:
     assert strip_prefix(f"{SUMMARY_MARKER} hand-written body") == "hand-written body"
     assert strip_prefix("no marker here") == "no marker here"
     assert strip_prefix("") == ""
+
+
+def test_detect_follows_the_latest_user_messages() -> None:
+    # Only the latest letters count: a user who switched language is answered in the new one
+    # (over every message, the English would outweigh the Chinese here).
+    english = user("Please fix the failing tests in the parser module now")
+    chinese = user("请帮我修复解析器模块里失败的测试" * 10)
+    old = [english] * (LANGUAGE_SAMPLE_LETTERS // 10)
+    recent = [chinese] * (LANGUAGE_SAMPLE_LETTERS // 150 + 1)
+    assert detect_language([*old, *recent]) == "zh"
+    assert detect_language([*recent, *old]) == "en"
