@@ -10,6 +10,7 @@ import pytest
 from compaction.ledger import HEADINGS, KINDS, Ledger, build, extract, parse, render
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall
 from compaction.tokens import text_estimator
+from compaction.turns import Turns
 
 ESTIMATE = text_estimator()
 KIND_NAMES = [kind for kind, _ in KINDS]
@@ -191,6 +192,23 @@ def test_error_lines_from_tool_output() -> None:
         "fatal: not a git repository",
         "error: could not compile `demo`",
     ]
+
+
+def test_error_line_with_several_hints_is_listed_once_in_text_order() -> None:
+    # Each hint is its own literal-led search; the lines still come out once, in text order.
+    output = "fatal: FAILED with Error\nok\nTraceback then panic: here\nerror[E0308]: types"
+    assert extract([tool(output)])["errors"] == [
+        "fatal: FAILED with Error",
+        "Traceback then panic: here",
+        "error[E0308]: types",
+    ]
+
+
+def test_extract_reads_distinct_words_given_by_the_caller() -> None:
+    messages = [user("see src/app.py and 1a2b3c4d5e"), tool("src/app.py v1.2.3 src/lib.py")]
+    turns = Turns.of(messages)
+    assert extract(turns, turns.distinct_words()) == extract(messages)
+    assert extract(messages)["paths"] == ["src/app.py", "src/lib.py"]
 
 
 def test_error_lines_from_user_messages() -> None:

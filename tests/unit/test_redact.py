@@ -7,8 +7,10 @@ leaks real keys to a secret scanner.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from compaction.redact import REDACTED, redact, redact_many
+from compaction.redact import _RULES, REDACTED, redact, redact_many, rules_for
 
 ALNUM = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"  # 32 characters
 OPENAI = "sk-" + ALNUM[:24] + "T3BlbkFJ" + ALNUM[:12]
@@ -222,3 +224,49 @@ def test_redact_many_returns_a_new_list() -> None:
 )
 def test_redact_many_entries_do_not_leak_into_each_other(texts: list[str]) -> None:
     assert redact_many(texts) == [redact(t) for t in texts]
+
+
+# --------------------------------------------------------------------------- rules_for
+
+
+ALL_SECRETS = [OPENAI, OPENAI_PROJECT, ANTHROPIC, AWS, GITHUB, GITHUB_PAT, SLACK, GOOGLE, STRIPE]
+ALL_SECRETS += [HUGGINGFACE, JWT, PEM, "Bearer " + ALNUM, "api_key=" + ALNUM, "PASSWORD: hunter22"]
+ALL_SECRETS += ["postgres://u:pw123456@h/db", "Token abcdef1234567890abcdef", "secret = 'xyzxyz1'"]
+
+
+def test_no_rule_literal_holds_white_space() -> None:
+    # What lets rules chosen on a text's distinct words serve the text itself.
+    assert all(not any(c.isspace() for c in rule.literal) for rule in _RULES)
+
+
+def test_rules_for_clean_text_is_empty() -> None:
+    assert rules_for("an ordinary sentence about src/app.py and 42 tests") == ()
+    assert redact("nothing here", ()) == "nothing here"
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [*ALL_SECRETS, "word", "/src/app.py", "日本語", "x=1", "\n", "Bearer", "token", "sk-"]
+        ),
+        max_size=12,
+    ),
+    st.integers(min_value=0, max_value=400),
+)
+def test_rules_chosen_on_distinct_words_redact_like_rules_chosen_on_the_text(
+    parts: list[str], cut: int
+) -> None:
+    # The engine chooses the rules on the middle's distinct words and runs them over the
+    # serialized turns, which are those words, cut, joined and tagged.
+    text = " ".join(parts)
+    vocabulary = " ".join(dict.fromkeys(text.split()))
+    shown = f"[TOOL] {text[:cut]}\n...[9 characters omitted]...\n{text[cut + 9 :]}"
+    assert redact(shown, rules_for(vocabulary)) == redact(shown)
+    assert redact_many([shown, text], rules_for(vocabulary)) == [redact(shown), redact(text)]
+
+
+def test_redact_many_spans_several_blocks() -> None:
+    texts = [f"entry {i} {AWS if i % 7 == 0 else 'clean'} " + "x" * 5_000 for i in range(200)]
+    out = redact_many(texts)
+    assert out == [redact(t) for t in texts]
+    assert sum(REDACTED in t for t in out) == len(range(0, 200, 7))

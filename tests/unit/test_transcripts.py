@@ -8,7 +8,10 @@ import re
 import pytest
 
 from compaction import CompactionConfig, compact, estimate_messages_tokens
+from compaction.engine import CompactionResult
 from compaction.messages import Message
+from compaction.redact import redact
+from compaction.serialize import serialize
 from tests.fakes import TRANSCRIPT_NAMES, FakeSummarizer, load_transcript
 from tests.invariants import check_invariants
 
@@ -40,30 +43,50 @@ def identifiers(middle: list[Message]) -> set[str]:
     return found
 
 
-def compacted(name: str) -> tuple[list[Message], object]:
-    messages = load_transcript(name)
+def config_for(messages: list[Message]) -> CompactionConfig:
     # A window that puts each transcript well over the threshold, yet above its system prompt.
     system = estimate_messages_tokens(m for m in messages if m.role == "system")
     window = max(estimate_messages_tokens(messages) // 2, system * 100 // 70 + 50, 1_000)
-    config = CompactionConfig(context_window=window, protect_first_n=1)
-    return messages, compact(messages, config, FakeSummarizer(), reason="manual")
+    return CompactionConfig(context_window=window, protect_first_n=1)
+
+
+def compacted(
+    name: str, summarizer: FakeSummarizer | None = None
+) -> tuple[list[Message], CompactionResult]:
+    messages = load_transcript(name)
+    config = config_for(messages)
+    return messages, compact(messages, config, summarizer or FakeSummarizer(), reason="manual")
 
 
 @pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
 def test_transcript_compacts_within_invariants(name: str) -> None:
     messages, result = compacted(name)
-    check_invariants(messages, result)  # type: ignore[arg-type]
-    assert result.summarized  # type: ignore[attr-defined]
-    assert result.tokens_after < result.tokens_before  # type: ignore[attr-defined]
+    check_invariants(messages, result)
+    assert result.summarized
+    assert result.tokens_after < result.tokens_before
 
 
 @pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
 def test_ledger_keeps_identifiers_verbatim(name: str) -> None:
     messages, result = compacted(name)
-    start, end = result.middle  # type: ignore[attr-defined]
+    start, end = result.middle
     wanted = identifiers(messages[start:end])
-    output = "\n".join(m.content for m in result.messages)  # type: ignore[attr-defined]
+    output = "\n".join(m.content for m in result.messages)
     kept = {i for i in wanted if i in output}
     recall = len(kept) / len(wanted) if wanted else 1.0
     missing = sorted(wanted - kept)[:10]
     assert recall >= 0.95, f"{name}: recall {recall:.1%} of {len(wanted)}; missing {missing}"
+
+
+@pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
+def test_summarizer_reads_each_turn_redacted_as_alone(name: str) -> None:
+    # The engine chooses the redaction rules once, on the middle's distinct words: what the
+    # summarizer reads must be what redacting each serialized turn on its own gives.
+    summarizer = FakeSummarizer()
+    messages, result = compacted(name, summarizer)
+    config = config_for(messages)
+    start, end = result.middle
+    turns = [m for m in messages[start:end] if not m.is_summary]
+    entries = serialize(turns, config.serialize_head_chars, config.serialize_tail_chars)
+    expected = "\n\n".join(redact(entry) for entry in entries)
+    assert "\n\n".join(r.serialized for r in summarizer.requests) == expected
