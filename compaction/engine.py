@@ -146,8 +146,10 @@ def compact(
         min_chars=config.prune_min_chars,
         placeholder=PLACEHOLDER[language],
     )
-    for index in pruned_at:
-        counts[index] = estimate_tokens(pruned_items[index], estimate)
+    if pruned_at:  # every pruned message is a tool result holding the same placeholder
+        pruned_tokens = estimate_tokens(pruned_items[pruned_at[0]], estimate)
+        for index in pruned_at:
+            counts[index] = pruned_tokens
     pruned_ids = [i for i in (items[k].id for k in pruned_at) if i is not None]
     clock.lap("prune")
     if reason == "auto" and sum(counts) < threshold:
