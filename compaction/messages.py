@@ -7,7 +7,7 @@ them per second in the benchmarks, and validation happens once, at construction.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, cast
 
 from compaction.errors import InvalidRequest
@@ -72,13 +72,15 @@ class Message:
         """Build without the checks, for rows the database already constrains (role, text
         content): twice as fast, which counts when loading 10,000 messages."""
         message = object.__new__(cls)
-        setattr_ = object.__setattr__  # frozen: the dataclass's own __init__ does the same
-        setattr_(message, "role", role)
-        setattr_(message, "content", content)
-        setattr_(message, "tool_calls", tool_calls)
-        setattr_(message, "tool_call_id", tool_call_id)
-        setattr_(message, "id", id)
-        setattr_(message, "original_content", original_content)
+        # The slots' own setters (frozen: ``__init__`` goes through object.__setattr__, which
+        # looks each name up first).
+        set_role, set_content, set_calls, set_call_id, set_id, set_original = _MESSAGE_SETTERS
+        set_role(message, role)
+        set_content(message, content)
+        set_calls(message, tool_calls)
+        set_call_id(message, tool_call_id)
+        set_id(message, id)
+        set_original(message, original_content)
         return message
 
     @property
@@ -125,6 +127,20 @@ class Message:
             tool_call_id=data.get("tool_call_id"),
             id=data.get("id"),
         )
+
+
+_MESSAGE_SETTERS = tuple(getattr(Message, f.name).__set__ for f in fields(Message))
+_TOOL_CALL_SETTERS = tuple(getattr(ToolCall, f.name).__set__ for f in fields(ToolCall))
+
+
+def trusted_tool_call(id: str, name: str, arguments: str) -> ToolCall:
+    """A ``ToolCall`` without the checks, for database rows (see ``Message.from_trusted``)."""
+    call = object.__new__(ToolCall)
+    set_id, set_name, set_arguments = _TOOL_CALL_SETTERS
+    set_id(call, id)
+    set_name(call, name)
+    set_arguments(call, arguments)
+    return call
 
 
 def _tool_call_from_dict(data: Any) -> ToolCall:

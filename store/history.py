@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, Select, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from compaction.errors import InvalidRequest, SessionNotFound
-from compaction.messages import Message, ToolCall
+from compaction.messages import Message, trusted_tool_call
 from compaction.pruning import PLACEHOLDER
 from store.db import Repository, read_session
 from store.models import ChatSession, CompactionRun
@@ -46,6 +46,12 @@ _COLUMNS = (
     MessageRow.pruned_run_id,
     MessageRow.meta,
 )
+#: Positions in ``_COLUMNS`` read before the rows become objects.
+_PRUNED_AT, _PRUNED_RUN = 11, 12
+assert (
+    _COLUMNS[_PRUNED_AT] is MessageRow.pruned_at
+    and _COLUMNS[_PRUNED_RUN] is MessageRow.pruned_run_id
+)
 
 
 def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessage:
@@ -67,7 +73,11 @@ def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessa
         _pruned_run,
         meta,
     ) = row
-    calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "") for c in tool_calls or ()]
+    calls = (
+        [trusted_tool_call(c["id"], c["name"], c.get("arguments") or "") for c in tool_calls]
+        if tool_calls
+        else []
+    )
     original = None
     if placeholder is not None:
         content, original = placeholder, content
@@ -101,7 +111,8 @@ def gc_paused() -> Iterator[None]:
 
 def _placeholders(session: Session, rows: Sequence[Any]) -> dict[int, str]:
     """The placeholder of each pruned run, in the language that run summarized in."""
-    run_ids = {r.pruned_run_id for r in rows if r.pruned_at is not None and r.pruned_run_id}
+    # By position: by-name access on every row costs more than the query here.
+    run_ids = {r[_PRUNED_RUN] for r in rows if r[_PRUNED_AT] is not None and r[_PRUNED_RUN]}
     if not run_ids:
         return {}
     languages = session.execute(
@@ -115,6 +126,25 @@ def require_session(session: Session, session_id: str) -> None:
         raise SessionNotFound(f"session {session_id!r} not found")
 
 
+def _history_query(compacted: bool, incremental: bool) -> Select[Any]:
+    # Plain rows, not ORM objects: loading a 10,000-message session is the hot path.
+    query = select(*_COLUMNS).where(MessageRow.session_id == bindparam("session_id"))
+    if incremental:
+        query = query.where(MessageRow.seq > bindparam("after_seq"))
+    if compacted:
+        query = query.where(MessageRow.compacted_at.is_(None), not_event())
+    return query.order_by(MessageRow.seq, MessageRow.seq_minor)
+
+
+# Built once, values bound at execution: building the SELECT on every call cost more than
+# handling a 1,000-row result (0.6 ms of a 5 ms load).
+_HISTORY_QUERIES = {
+    (compacted, incremental): _history_query(compacted, incremental)
+    for compacted in (True, False)
+    for incremental in (True, False)
+}
+
+
 class History(Repository):
     def load_history(
         self, session_id: str, view: View = "compacted", *, after_seq: int = 0
@@ -122,17 +152,12 @@ class History(Repository):
         """The session's history; ``after_seq`` keeps only later rows (incremental reads)."""
         if view not in ("compacted", "full"):
             raise InvalidRequest(f"unknown view {view!r}; expected 'compacted' or 'full'")
-        # Plain rows, not ORM objects: loading a 10,000-message session is the hot path.
-        query = select(*_COLUMNS).where(MessageRow.session_id == session_id)
-        if after_seq:
-            query = query.where(MessageRow.seq > after_seq)
-        if view == "compacted":
-            query = query.where(MessageRow.compacted_at.is_(None), not_event())
-        query = query.order_by(MessageRow.seq, MessageRow.seq_minor)
+        query = _HISTORY_QUERIES[view == "compacted", after_seq > 0]
         with read_session(self.factory) as session:
             # Core execution: the ORM's result machinery adds nothing for plain columns.
             with gc_paused():
-                rows = session.connection().execute(query).all()
+                params = {"session_id": session_id, "after_seq": after_seq}
+                rows = session.connection().execute(query, params).all()
             if not rows:  # an empty session, or none at all: only then one more query
                 require_session(session, session_id)
             if view == "full":
@@ -141,8 +166,8 @@ class History(Repository):
             placeholders = _placeholders(session, rows)
             with gc_paused():
                 return [
-                    to_stored(row, placeholders.get(row[12] or 0, PLACEHOLDER["en"]))
-                    if row[11] is not None  # pruned_at, pruned_run_id
+                    to_stored(row, placeholders.get(row[_PRUNED_RUN] or 0, PLACEHOLDER["en"]))
+                    if row[_PRUNED_AT] is not None
                     else to_stored(row)
                     for row in rows
                 ]
