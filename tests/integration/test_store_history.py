@@ -17,6 +17,7 @@ from compaction import CompactionConfig, InvalidRequest, Message
 from compaction.errors import SessionNotFound
 from compaction.pruning import PLACEHOLDER
 from store import Store, StoredMessage
+from store.records import View
 from tests.fakes import conversation
 from tests.integration.helpers import (
     PRUNING,
@@ -367,3 +368,16 @@ def test_latest_summary_is_the_newest_visible_one(store: Store) -> None:
     assert latest is not None and latest.id == applied1.summary_message_id
     store.restore(applied1.run_id)
     assert store.latest_summary(session_id) is None
+
+
+@pytest.mark.parametrize("view", ["compacted", "full"])
+def test_incremental_reads_return_only_later_rows(store: Store, view: View) -> None:
+    # The per-turn trigger reads only what came after the last row it counted.
+    session_id, _ = new_session(store, seed_forty())
+    compact_session(store, session_id)
+    whole = store.load_history(session_id, view)
+    cut = whole[len(whole) // 2].seq
+    later = store.load_history(session_id, view, after_seq=cut)
+    assert [s.id for s in later] == [s.id for s in whole if s.seq > cut]
+    assert later and len(later) < len(whole)
+    assert store.load_history(session_id, view, after_seq=whole[-1].seq) == []
