@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from compaction.engine import CompactionResult
@@ -36,19 +36,67 @@ def _lock_session(session: Session, session_id: str) -> ChatSession:
     return row
 
 
+def _fence(conn: Connection, session_id: str, expected_version: int, seqs: int) -> tuple[int, int]:
+    """Bump the session's version if it is still ``expected_version`` and reserve ``seqs``
+    ``seq`` values: one UPDATE that locks the row, checks, bumps and reserves (a concurrent
+    writer waits on the lock, then finds the version moved). Returns the new version and the
+    first reserved ``seq``."""
+    row = conn.execute(
+        update(ChatSession)
+        .where(ChatSession.id == session_id, ChatSession.compaction_version == expected_version)
+        .values(
+            compaction_version=ChatSession.compaction_version + 1,
+            last_seq=ChatSession.last_seq + seqs,
+        )
+        .returning(ChatSession.compaction_version, ChatSession.last_seq)
+    ).one_or_none()
+    if row is None:
+        current = conn.scalar(
+            select(ChatSession.compaction_version).where(ChatSession.id == session_id)
+        )
+        if current is None:
+            raise SessionNotFound(f"session {session_id!r} not found")
+        raise LockLost(
+            f"session {session_id!r} is at compaction version {current}, not "
+            f"{expected_version}: another run won; nothing written"
+        )
+    version, last_seq = row
+    return int(version), int(last_seq) - seqs + 1
+
+
+def _insert_message(conn: Connection, **values: Any) -> int:
+    # Core, not the unit of work: these rows are written once and never loaded as objects.
+    return int(
+        conn.execute(insert(MessageRow).values(**values).returning(MessageRow.id)).scalar_one()
+    )
+
+
+def _insert_run(conn: Connection, **values: Any) -> int:
+    return int(
+        conn.execute(
+            insert(CompactionRun).values(**values).returning(CompactionRun.id)
+        ).scalar_one()
+    )
+
+
 def _event_row(
-    session: Session, session_id: str, event: str, text: str, payload: dict[str, Any]
-) -> MessageRow:
-    row = MessageRow(
+    conn: Connection,
+    session_id: str,
+    event: str,
+    text: str,
+    payload: dict[str, Any],
+    seq: int | None = None,
+) -> int:
+    """A compaction-event row; ``seq`` when one was reserved already."""
+    return _insert_message(
+        conn,
         session_id=session_id,
-        seq=reserve_seqs(session, session_id, 1),
+        seq=reserve_seqs(conn, session_id, 1) if seq is None else seq,
         seq_minor=0,
         role="system",
         content=text,
         meta={"systemType": EVENT_TYPE, "event": event, **payload},
     )
-    session.add(row)
-    return row
 
 
 def _record(row: CompactionRun) -> RunRecord:
@@ -76,7 +124,7 @@ def _record(row: CompactionRun) -> RunRecord:
 
 
 def _mark_pruned(
-    session: Session,
+    conn: Connection,
     session_id: str,
     pruned_ids: Sequence[int],
     run_id: int,
@@ -87,7 +135,7 @@ def _mark_pruned(
     ids = list(dict.fromkeys(pruned_ids))
     marked = 0
     for start in range(0, len(ids), ID_CHUNK):
-        result = session.execute(
+        result = conn.execute(
             update(MessageRow)
             .where(
                 MessageRow.session_id == session_id,
@@ -99,7 +147,7 @@ def _mark_pruned(
             )
             .values(pruned_at=now, pruned_run_id=run_id)
         )
-        marked += result.rowcount  # type: ignore[attr-defined]
+        marked += result.rowcount
     if marked != len(ids):
         raise InvalidRequest(
             f"{len(ids) - marked} of the pruned ids are not visible tool rows in the tail "
@@ -116,16 +164,37 @@ class Compactions(Repository):
         if plan.first_seq > plan.last_seq or plan.expected_removed < 1:
             raise InvalidRequest("an empty range: nothing to compact")
         now = utcnow()
+        event_seqs = 1 if plan.event_text else 0
         with write_session(self.factory) as session:
-            chat = _lock_session(session, plan.session_id)
-            if chat.compaction_version != plan.expected_version:
-                raise LockLost(
-                    f"session {plan.session_id!r} is at compaction version "
-                    f"{chat.compaction_version}, not {plan.expected_version}: another run won"
+            conn = session.connection()
+            version, event_seq = _fence(conn, plan.session_id, plan.expected_version, event_seqs)
+            summary_id = _insert_message(
+                conn,
+                session_id=plan.session_id,
+                seq=plan.last_seq,
+                seq_minor=version,
+                role="user",
+                content=plan.summary,
+                is_compaction_summary=True,
+            )
+            removed = conn.execute(
+                update(MessageRow)
+                .where(
+                    MessageRow.session_id == plan.session_id,
+                    MessageRow.seq.between(plan.first_seq, plan.last_seq),
+                    MessageRow.compacted_at.is_(None),
+                    MessageRow.id != summary_id,
+                    not_event(),
                 )
-            version = chat.compaction_version + 1
-            chat.compaction_version = version
-            run = CompactionRun(
+                .values(compacted_at=now, compacted_into_id=summary_id)
+            ).rowcount
+            if removed != plan.expected_removed:
+                raise InvalidRequest(
+                    f"seq {plan.first_seq}..{plan.last_seq} holds {removed} visible rows, not "
+                    f"the {plan.expected_removed} that were compacted (already compacted?)"
+                )
+            run_id = _insert_run(
+                conn,
                 session_id=plan.session_id,
                 request_id=plan.request_id,
                 reason=plan.reason,
@@ -133,7 +202,9 @@ class Compactions(Repository):
                 language=plan.language,
                 tokens_before=plan.tokens_before,
                 tokens_after=plan.tokens_after,
+                removed_count=removed,
                 pruned_count=len(set(plan.pruned_ids)),
+                summary_message_id=summary_id,
                 compaction_version=version,
                 model=plan.model,
                 input_tokens=plan.input_tokens,
@@ -143,45 +214,19 @@ class Compactions(Repository):
                 started_at=plan.started_at,
                 finished_at=now,
             )
-            summary = MessageRow(
-                session_id=plan.session_id,
-                seq=plan.last_seq,
-                seq_minor=version,
-                role="user",
-                content=plan.summary,
-                is_compaction_summary=True,
-            )
-            session.add_all([run, summary])
-            session.flush()
-            removed = session.execute(
-                update(MessageRow)
-                .where(
-                    MessageRow.session_id == plan.session_id,
-                    MessageRow.seq.between(plan.first_seq, plan.last_seq),
-                    MessageRow.compacted_at.is_(None),
-                    MessageRow.id != summary.id,
-                    not_event(),
-                )
-                .values(compacted_at=now, compacted_into_id=summary.id)
-            ).rowcount  # type: ignore[attr-defined]
-            if removed != plan.expected_removed:
-                raise InvalidRequest(
-                    f"seq {plan.first_seq}..{plan.last_seq} holds {removed} visible rows, not "
-                    f"the {plan.expected_removed} that were compacted (already compacted?)"
-                )
             pruned = _mark_pruned(
-                session, plan.session_id, plan.pruned_ids, run.id, now, after_seq=plan.last_seq
+                conn, plan.session_id, plan.pruned_ids, run_id, now, after_seq=plan.last_seq
             )
-            run.removed_count, run.summary_message_id = removed, summary.id
             if plan.event_text:
                 _event_row(
-                    session,
+                    conn,
                     plan.session_id,
                     "done",
                     plan.event_text,
-                    {"runId": run.id, "summaryMessageId": summary.id, **plan.event_payload},
+                    {"runId": run_id, "summaryMessageId": summary_id, **plan.event_payload},
+                    seq=event_seq,
                 )
-            return AppliedCompaction(run.id, summary.id, removed, pruned, version)
+            return AppliedCompaction(run_id, summary_id, removed, pruned, version)
 
     def apply_pruning(
         self,
@@ -202,11 +247,10 @@ class Compactions(Repository):
         rows, the run and the version bump, in one transaction; no summary."""
         now = utcnow()
         with write_session(self.factory) as session:
-            chat = _lock_session(session, session_id)
-            if chat.compaction_version != expected_version:
-                raise LockLost(f"session {session_id!r} changed under this run; nothing written")
-            chat.compaction_version += 1
-            run = CompactionRun(
+            conn = session.connection()
+            version, event_seq = _fence(conn, session_id, expected_version, 1 if event_text else 0)
+            run_id = _insert_run(
+                conn,
                 session_id=session_id,
                 request_id=request_id,
                 reason=reason,
@@ -216,22 +260,21 @@ class Compactions(Repository):
                 tokens_after=tokens_after,
                 removed_count=0,
                 pruned_count=len(set(pruned_ids)),
-                compaction_version=chat.compaction_version,
+                compaction_version=version,
                 worker=worker,
                 finished_at=now,
             )
-            session.add(run)
-            session.flush()
-            pruned = _mark_pruned(session, session_id, pruned_ids, run.id, now)
+            pruned = _mark_pruned(conn, session_id, pruned_ids, run_id, now)
             if event_text:
                 _event_row(
-                    session,
+                    conn,
                     session_id,
                     "done",
                     event_text,
-                    {"runId": run.id, **(event_payload or {})},
+                    {"runId": run_id, **(event_payload or {})},
+                    seq=event_seq,
                 )
-            return AppliedCompaction(run.id, 0, 0, pruned, chat.compaction_version)
+            return AppliedCompaction(run_id, 0, 0, pruned, version)
 
     def record_failed_run(
         self,
@@ -251,7 +294,9 @@ class Compactions(Repository):
         with write_session(self.factory) as session:
             if session.get(ChatSession, session_id) is None:
                 raise SessionNotFound(f"session {session_id!r} not found")
-            run = CompactionRun(
+            conn = session.connection()
+            run_id = _insert_run(
+                conn,
                 session_id=session_id,
                 request_id=request_id,
                 reason=reason,
@@ -260,26 +305,22 @@ class Compactions(Repository):
                 error=error,
                 **fields,
             )
-            session.add(run)
-            session.flush()
             if event_text:
                 _event_row(
-                    session,
+                    conn,
                     session_id,
                     "failed",
                     event_text,
-                    {"runId": run.id, "code": code, **(event_payload or {})},
+                    {"runId": run_id, "code": code, **(event_payload or {})},
                 )
-            return run.id
+            return run_id
 
     def append_event(
         self, session_id: str, event: str, text: str, payload: dict[str, Any] | None = None
     ) -> int:
         """A compaction-event row (``role=system``, ``metadata.systemType``), seed §8.3."""
         with write_session(self.factory) as session:
-            row = _event_row(session, session_id, event, text, payload or {})
-            session.flush()
-            return row.id
+            return _event_row(session.connection(), session_id, event, text, payload or {})
 
     def restore(self, run_id: int) -> RunRecord:
         """Undo a run: its rows visible again, pruned rows whole again, its summary hidden.

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.orm import Session
 
 from compaction.errors import InvalidRequest, SessionNotFound
@@ -29,7 +29,7 @@ def message_values(message: Message) -> dict[str, Any]:
     }
 
 
-def reserve_seqs(session: Session, session_id: str, count: int) -> int:
+def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> int:
     """Reserve ``count`` consecutive ``seq`` values; returns the first. The UPDATE locks the
     session row, so concurrent appends queue instead of colliding."""
     last = session.execute(

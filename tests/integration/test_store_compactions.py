@@ -131,7 +131,8 @@ def test_two_writers_with_one_version_one_wins(store: Store, engine: Engine, pla
     before = snapshot(engine)
 
     # Whoever takes the session's lock first holds it a while, so the other one really waits
-    # on it (SQLite: BEGIN IMMEDIATE; PostgreSQL: SELECT ... FOR UPDATE), then sees version 1.
+    # on it (SQLite: BEGIN IMMEDIATE; PostgreSQL: the fencing UPDATE's row lock), then sees
+    # version 1.
     # ``locked`` records, per writer, how long after the start it held the lock.
     barrier = threading.Barrier(2)
     outcomes: dict[str, AppliedCompaction | BaseException] = {}
@@ -141,11 +142,7 @@ def test_two_writers_with_one_version_one_wins(store: Store, engine: Engine, pla
     def hold(_conn: Any, _cursor: Any, sql: str, _params: Any, _ctx: Any, _many: bool) -> None:
         normalized = " ".join(sql.split()).lower()
         name = threading.current_thread().name
-        if (
-            name in started
-            and normalized.startswith("select")
-            and " from chat_session " in normalized
-        ):
+        if name in started and normalized.startswith("update chat_session "):
             locked[name] = time.perf_counter() - started[name]
             time.sleep(0.3)
 
