@@ -6,10 +6,11 @@ For sessions of each size: times ``Store.load_history(session, "compacted")`` an
 ``Store.apply_compaction(...)`` (the write the core plans on the loaded view, computed before
 the clock starts; every repeat compacts a fresh session), and the same work done by hand with
 psycopg in the same run: the same SELECT of the visible rows ordered by ``seq``, and one
-transaction that locks the session row (``SELECT ... FOR UPDATE``), bumps its version, inserts
-the run and the summary, marks the middle with one range UPDATE (and the tail's pruned rows, when
-the plan has any) and records the counts on the run. Prints per size the store's ms, the floor's
-ms and their ratio (goal: <= 2), medians of ``--repeat`` runs; nothing is asserted.
+transaction that bumps the session's version where it is still the expected one (the UPDATE
+locks the row), inserts the summary, marks the middle with one range UPDATE, inserts the run
+with its counts, and marks the tail's pruned rows when the plan has any. Prints per size the
+store's ms, the floor's ms and their ratio (goal: <= 2), medians of ``--repeat`` runs; nothing
+is asserted.
 
 The database is ``COMPACTION_BENCH_POSTGRES_URL``, or a throwaway one created next to
 ``COMPACTION_TEST_POSTGRES_URL`` (default ``postgresql://127.0.0.1:5432/test``) and dropped at
@@ -84,43 +85,15 @@ def floor_apply(conn: psycopg.Connection[Any], plan: CompactionWrite) -> int:
     """What ``Store.apply_compaction`` writes, by hand; returns the rows marked compacted."""
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(
-            "SELECT id, compaction_version FROM chat_session WHERE id = %s FOR UPDATE",
-            (plan.session_id,),
+            "UPDATE chat_session SET compaction_version = compaction_version + 1 "
+            "WHERE id = %s AND compaction_version = %s RETURNING compaction_version",
+            (plan.session_id, plan.expected_version),
         )
         row = cur.fetchone()
-        if row is None or row[1] != plan.expected_version:
+        if row is None:
             raise RuntimeError("the floor's session moved")
-        version = row[1] + 1
-        cur.execute(
-            "UPDATE chat_session SET compaction_version = %s WHERE id = %s",
-            (version, plan.session_id),
-        )
+        version = row[0]
         now = time.time()
-        cur.execute(
-            "INSERT INTO compaction_run (session_id, request_id, reason, status, language, "
-            "tokens_before, tokens_after, pruned_count, compaction_version, model, input_tokens, "
-            "output_tokens, durations, worker, started_at, finished_at) VALUES (%s, %s, %s, "
-            "'succeeded', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, to_timestamp(%s)) "
-            "RETURNING id",
-            (
-                plan.session_id,
-                plan.request_id,
-                plan.reason,
-                plan.language,
-                plan.tokens_before,
-                plan.tokens_after,
-                len(set(plan.pruned_ids)),
-                version,
-                plan.model,
-                plan.input_tokens,
-                plan.output_tokens,
-                Json(plan.durations) if plan.durations else None,
-                plan.worker,
-                plan.started_at,
-                now,
-            ),
-        )
-        run_id = one(cur.fetchone())
         cur.execute(
             "INSERT INTO message (session_id, seq, seq_minor, role, content, "
             "is_compaction_summary, created_at) VALUES (%s, %s, %s, 'user', %s, true, "
@@ -135,20 +108,40 @@ def floor_apply(conn: psycopg.Connection[Any], plan: CompactionWrite) -> int:
             (now, summary_id, plan.session_id, plan.first_seq, plan.last_seq, summary_id),
         )
         removed = cur.rowcount
-        pruned = 0
+        cur.execute(
+            "INSERT INTO compaction_run (session_id, request_id, reason, status, language, "
+            "tokens_before, tokens_after, removed_count, pruned_count, summary_message_id, "
+            "compaction_version, model, input_tokens, output_tokens, durations, worker, "
+            "started_at, finished_at) VALUES (%s, %s, %s, 'succeeded', %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, to_timestamp(%s)) RETURNING id",
+            (
+                plan.session_id,
+                plan.request_id,
+                plan.reason,
+                plan.language,
+                plan.tokens_before,
+                plan.tokens_after,
+                removed,
+                len(set(plan.pruned_ids)),
+                summary_id,
+                version,
+                plan.model,
+                plan.input_tokens,
+                plan.output_tokens,
+                Json(plan.durations) if plan.durations else None,
+                plan.worker,
+                plan.started_at,
+                now,
+            ),
+        )
+        run_id = one(cur.fetchone())
         if plan.pruned_ids:
             cur.execute(
                 "UPDATE message SET pruned_at = to_timestamp(%s), pruned_run_id = %s "
                 "WHERE session_id = %s AND id = ANY(%s) AND role = 'tool' "
-                "AND compacted_at IS NULL AND pruned_at IS NULL",
-                (now, run_id, plan.session_id, list(plan.pruned_ids)),
+                "AND compacted_at IS NULL AND pruned_at IS NULL AND seq > %s",
+                (now, run_id, plan.session_id, list(plan.pruned_ids), plan.last_seq),
             )
-            pruned = cur.rowcount
-        cur.execute(
-            "UPDATE compaction_run SET removed_count = %s, summary_message_id = %s, "
-            "pruned_count = %s WHERE id = %s",
-            (removed, summary_id, pruned, run_id),
-        )
         return removed
 
 
