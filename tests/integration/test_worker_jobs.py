@@ -131,7 +131,7 @@ def test_manual_compaction_succeeds_with_each_provider(
     assert record.summary_message_id == done.summary_message_id
     assert record.removed_count == done.removed_count
     assert (record.tokens_before, record.tokens_after) == (done.tokens_before, done.tokens_after)
-    assert record.input_tokens == len(json.dumps(sent.body)) // 4  # what the fake reports
+    assert record.input_tokens == sent.size // 4  # what the fake reports
     assert record.output_tokens == len(DEFAULT_SUMMARY) // 4
     assert record.worker == runtime.name
 
