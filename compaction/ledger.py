@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from compaction.messages import Message, ToolCall
-from compaction.redact import redact_many
+from compaction.redact import redact_many, rules_for
 from compaction.tokens import TextEstimator
 from compaction.turns import Turns, blocks
 
@@ -207,14 +207,15 @@ def extract(
     urls = "\n".join(found["urls"])  # one C-level search per path (paths hold no newline)
     found["paths"] = {p: None for p in found["paths"] if p not in urls}
     # Clipped and redacted once per distinct item, not per occurrence.
-    out: dict[str, list[str]] = {}
+    clipped: dict[str, list[str]] = {}
     for kind, bucket in found.items():
         if kind in _LINE_KINDS:
-            clipped = [item for item in map(_clip, bucket) if item]
+            clipped[kind] = [item for item in map(_clip, bucket) if item]
         else:  # parts of single words: nothing to strip
-            clipped = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
-        out[kind] = list(dict.fromkeys(redact_many(clipped)))
-    return out
+            clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
+    # The redaction rules chosen once, on every item of every kind.
+    rules = rules_for("\n".join(item for items in clipped.values() for item in items))
+    return {kind: list(dict.fromkeys(redact_many(items, rules))) for kind, items in clipped.items()}
 
 
 def build(
