@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,6 +41,9 @@ class Runtime:
     client_factory: ClientFactory | None = None
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     _clients: dict[tuple[object, ...], ChatClient] = field(default_factory=dict, repr=False)
+    _channels: dict[str | None, tuple[ChannelConfig, float]] = field(
+        default_factory=dict, repr=False
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -53,6 +57,20 @@ class Runtime:
                 client, prefix=settings.channel_prefix, stream_maxlen=settings.events_stream_maxlen
             ),
         )
+
+    def auxiliary_channel(self, agent_id: str | None) -> ChannelConfig:
+        """The agent's auxiliary channel (seed §4.1), resolved through the store at most every
+        ``channel_cache_s`` seconds: two or three queries a job saved under load."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._channels.get(agent_id)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        channel = self.store.resolve_auxiliary(agent_id)  # a failure is never cached
+        if self.settings.channel_cache_s > 0:
+            with self._lock:
+                self._channels[agent_id] = (channel, now + self.settings.channel_cache_s)
+        return channel
 
     def client_for(self, channel: ChannelConfig) -> ChatClient:
         """One client per channel configuration, reused across jobs (warm connections)."""

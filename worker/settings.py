@@ -39,6 +39,9 @@ class Settings(BaseSettings, CompactionParameters):
     llm_max_retries: int = Field(2, ge=0, le=10)
     llm_temperature: float = Field(0.3, ge=0, le=2)
     llm_thinking: bool = False
+    #: how long a worker reuses a resolved auxiliary channel (0: resolve it for every job); a
+    #: channel changed with ``compaction channel`` applies within this time
+    channel_cache_s: float = Field(5.0, ge=0)
     #: write a deterministic extractive summary when the auxiliary model fails (off: the seed
     #: says a failure leaves the history unchanged)
     fallback_summary: bool = False

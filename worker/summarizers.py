@@ -28,7 +28,7 @@ class ChannelSummarizer:
 
     def _summarizer(self) -> LlmSummarizer:
         if self._llm is None:
-            channel = self.runtime.store.resolve_auxiliary(self.agent_id)
+            channel = self.runtime.auxiliary_channel(self.agent_id)
             client = self.runtime.client_for(channel)
             self._llm, self.model = LlmSummarizer(client), client.model
         return self._llm

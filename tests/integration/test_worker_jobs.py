@@ -557,3 +557,17 @@ def test_unknown_session_fails_with_session_not_found(h: Harness) -> None:
 
     assert (result["type"], result["code"]) == ("compaction_failed", "session_not_found")
     assert [e.type for e in h.events("no-such-session")] == ["compaction_failed"]
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize("cache_s", [5.0, 0.0])
+def test_the_resolved_channel_is_reused_for_channel_cache_s(h: Harness, cache_s: float) -> None:
+    # Resolving the channel cost each job two or three queries; a worker reuses it a while.
+    runtime = h.runtime(channel_cache_s=cache_s)
+    key_a, key_b = "sk-first-" + "a" * 32, "sk-second-" + "b" * 32
+    h.channel("openai", name="first", api_key=key_a)
+    assert run(runtime, manual(h.session(conversation(12)))).type == "compaction_done"
+    h.channel("openai", name="second", api_key=key_b)  # the new default channel
+    assert run(runtime, manual(h.session(conversation(12)))).type == "compaction_done"
+    used = {k.lower(): v for k, v in h.fake.requests[-1].headers.items()}["authorization"]
+    assert used == f"Bearer {key_a if cache_s else key_b}"
