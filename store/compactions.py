@@ -1,5 +1,6 @@
 """Writing compactions back (DESIGN §5, §7): one short transaction each, fenced by the
-session's ``compaction_version``; restoring a run; failed runs; the UI's event rows."""
+session's ``compaction_version``; failed runs; the UI's event rows. Reading and restoring runs
+is ``store.runs``."""
 
 from __future__ import annotations
 
@@ -7,33 +8,24 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, insert, select, update
 
 from compaction.engine import CompactionResult
 from compaction.errors import InvalidRequest, LockLost, SessionNotFound
-from store.db import Repository, read_session, write_session
-from store.history import not_event, require_session
+from store.db import Repository, write_session
+from store.history import not_event
 from store.models import ChatSession, CompactionRun, utcnow
 from store.models import Message as MessageRow
 from store.records import (
     EVENT_TYPE,
     AppliedCompaction,
     CompactionWrite,
-    RunRecord,
     StoredMessage,
 )
 from store.sessions import reserve_seqs
 
 #: Ids per ``IN (...)`` list: well under the 65,535 parameters a PostgreSQL statement may hold.
 ID_CHUNK = 1_000
-
-
-def _lock_session(session: Session, session_id: str) -> ChatSession:
-    row = session.scalar(select(ChatSession).where(ChatSession.id == session_id).with_for_update())
-    if row is None:
-        raise SessionNotFound(f"session {session_id!r} not found")
-    return row
 
 
 def _fence(conn: Connection, session_id: str, expected_version: int, seqs: int) -> tuple[int, int]:
@@ -96,30 +88,6 @@ def _event_row(
         role="system",
         content=text,
         meta={"systemType": EVENT_TYPE, "event": event, **payload},
-    )
-
-
-def _record(row: CompactionRun) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        session_id=row.session_id,
-        request_id=row.request_id,
-        reason=row.reason,
-        status=row.status,
-        code=row.code,
-        error=row.error,
-        tokens_before=row.tokens_before,
-        tokens_after=row.tokens_after,
-        removed_count=row.removed_count,
-        pruned_count=row.pruned_count,
-        summary_message_id=row.summary_message_id,
-        model=row.model,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        durations=row.durations,
-        worker=row.worker,
-        finished_at=row.finished_at,
-        restored_at=row.restored_at,
     )
 
 
@@ -321,69 +289,6 @@ class Compactions(Repository):
         """A compaction-event row (``role=system``, ``metadata.systemType``), seed §8.3."""
         with write_session(self.factory) as session:
             return _event_row(session.connection(), session_id, event, text, payload or {})
-
-    def restore(self, run_id: int) -> RunRecord:
-        """Undo a run: its rows visible again, pruned rows whole again, its summary hidden.
-        Only a session's latest standing run can be undone (undo later ones first)."""
-        now = utcnow()
-        with write_session(self.factory) as session:
-            run = session.get(CompactionRun, run_id)
-            if run is None:
-                raise InvalidRequest(f"compaction run {run_id} not found")
-            chat = _lock_session(session, run.session_id)
-            if run.status != "succeeded" or run.summary_message_id is None:
-                raise InvalidRequest(f"run {run_id} is {run.status}: nothing to restore")
-            later = session.scalar(
-                select(func.count())
-                .select_from(CompactionRun)
-                .where(
-                    CompactionRun.session_id == run.session_id,
-                    CompactionRun.id > run.id,
-                    CompactionRun.status == "succeeded",
-                )
-            )
-            if later:
-                raise InvalidRequest(f"run {run_id} has later compactions: restore those first")
-            session.execute(
-                update(MessageRow)
-                .where(MessageRow.compacted_into_id == run.summary_message_id)
-                .values(compacted_at=None, compacted_into_id=None)
-            )
-            session.execute(
-                update(MessageRow)
-                .where(MessageRow.pruned_run_id == run.id)
-                .values(pruned_at=None, pruned_run_id=None)
-            )
-            summary = session.get(MessageRow, run.summary_message_id)
-            if summary is not None:
-                summary.compacted_at = now
-                summary.meta = {**(summary.meta or {}), "restoredByRunId": run.id}
-            run.status, run.restored_at = "restored", now
-            chat.compaction_version += 1  # a worker holding the old version must not write
-            session.flush()
-            return _record(run)
-
-    def runs(self, session_id: str) -> list[RunRecord]:
-        with read_session(self.factory) as session:
-            require_session(session, session_id)
-            rows = session.scalars(
-                select(CompactionRun)
-                .where(CompactionRun.session_id == session_id)
-                .order_by(CompactionRun.id)
-            )
-            return [_record(r) for r in rows]
-
-    def compaction_counts(self, session_ids: Sequence[str]) -> dict[str, int]:
-        """Succeeded compactions per session (the UI's "compacted N times")."""
-        with read_session(self.factory) as session:
-            rows = session.execute(
-                select(CompactionRun.session_id, func.count())
-                .where(
-                    CompactionRun.session_id.in_(session_ids), CompactionRun.status == "succeeded"
-                )
-                .group_by(CompactionRun.session_id)
-            ).all()
-            return {sid: int(n) for sid, n in rows}
 
 
 def plan_compaction(
