@@ -300,6 +300,17 @@ def test_dedup_keeps_first_appearance_order() -> None:
 
 def test_first_appearance_order_across_shapes() -> None:
     assert extract([user("setup.py then /etc/hosts")])["paths"] == ["setup.py", "/etc/hosts"]
+    # Paths are searched among the words with a slash, bare names among all: one order still.
+    text = "a.md x/y/z.py b.txt (see ./docs/c.rst) d.json e/f/g and h.toml"
+    assert extract([user(text)])["paths"] == [
+        "a.md",
+        "x/y/z.py",
+        "b.txt",
+        "./docs/c.rst",
+        "d.json",
+        "e/f/g",
+        "h.toml",
+    ]
     assert extract([user("user JG7FMM then commit 9dd68ea")])["ids"] == ["JG7FMM", "9dd68ea"]
 
 
