@@ -230,11 +230,15 @@ def extract(
     clipped: dict[str, list[str]] = {}
     for kind, bucket in found.items():
         if kind in _LINE_KINDS:
-            clipped[kind] = [item for item in map(_clip, bucket) if item]
+            # two lines can clip alike ("Error: x" and "  Error: x  ")
+            clipped[kind] = [item for item in dict.fromkeys(map(_clip, bucket)) if item]
         else:  # parts of single words: nothing to strip
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
-    # The redaction rules chosen once, on every item of every kind.
+    # The redaction rules chosen once, on every item of every kind; with none to run, the
+    # items stay as they are (already distinct).
     rules = rules_for("\n".join(item for items in clipped.values() for item in items))
+    if not rules:
+        return clipped
     return {kind: list(dict.fromkeys(redact_many(items, rules))) for kind, items in clipped.items()}
 
 
@@ -252,7 +256,8 @@ def build(
         carried = dict.fromkeys(previous.items[kind] if previous else [])
         # A set test per fresh item, not one big merged dict: a 100,000-message middle gives
         # hundreds of thousands of ids.
-        candidates[kind] = [*carried, *(i for i in fresh.get(kind, []) if i not in carried)]
+        new = fresh.get(kind, [])
+        candidates[kind] = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
     chosen: dict[str, list[str]] = {kind: [] for kind, _ in KINDS}
     remaining = max_tokens
 

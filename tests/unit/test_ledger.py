@@ -561,3 +561,8 @@ def test_round_trip_of_error_line_with_carriage_return() -> None:
     _, back = parse("body\n\n" + render(ledger, "en"))
     assert back is not None
     assert back.items == ledger.items
+
+
+def test_lines_that_clip_alike_are_listed_once() -> None:
+    found = extract([tool("KeyError: 'k'\n  KeyError: 'k'  \nprogress 10%\rKeyError: 'k'")])
+    assert found["errors"] == ["KeyError: 'k'"]
