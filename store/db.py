@@ -94,11 +94,14 @@ def _database_errors() -> Iterator[None]:
     try:
         yield
     except SQLAlchemyError as err:
-        # The driver's first line only: no statement, no parameters. Not chained: the driver's
-        # detail can quote a whole row, a channel's key with it.
-        lines = str(getattr(err, "orig", None) or err).strip().splitlines()
-        detail = lines[0] if lines else type(err).__name__
-        raise DatabaseError(f"database error: {detail}") from None
+        raise database_error(getattr(err, "orig", None) or err) from None
+
+
+def database_error(err: BaseException) -> DatabaseError:
+    """``db_error`` with the driver's first line only: no statement, no parameters. Raise it
+    unchained: the driver's detail can quote a whole row, a channel's key with it."""
+    lines = str(err).strip().splitlines()
+    return DatabaseError(f"database error: {lines[0] if lines else type(err).__name__}")
 
 
 class Repository:

@@ -6,17 +6,19 @@ Every test runs against SQLite and against the real PostgreSQL database (``store
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from compaction import CompactionConfig, InvalidRequest, Message
-from compaction.errors import SessionNotFound
+from compaction.errors import DatabaseError, SessionNotFound
 from compaction.pruning import PLACEHOLDER
 from store import Store, StoredMessage
+from store.history import _COMPILED, _HISTORY_QUERIES, _fetch
 from store.records import View
 from tests.fakes import conversation
 from tests.integration.helpers import (
@@ -381,3 +383,37 @@ def test_incremental_reads_return_only_later_rows(store: Store, view: View) -> N
     assert [s.id for s in later] == [s.id for s in whole if s.seq > cut]
     assert later and len(later) < len(whole)
     assert store.load_history(session_id, view, after_seq=whole[-1].seq) == []
+
+
+# --- rows straight from the driver (PostgreSQL) ---------------------------------------------
+
+
+def test_history_rows_from_the_driver_match_sqlalchemy_rows(store: Store, engine: Engine) -> None:
+    # On PostgreSQL the history queries skip SQLAlchemy's result rows: the values must be the
+    # very ones SQLAlchemy gives (JSON decoded, aware datetimes, booleans).
+    session_id, _ = new_session(store, pruning_conversation())
+    compact_session(store, session_id, PRUNING, event_text="Context compacted")
+    store.append_event(session_id, "start", "Compacting…", {"requestId": "r1"})
+    params = {"session_id": session_id, "after_seq": 3}
+    for compacted, incremental in itertools.product((True, False), repeat=2):
+        with engine.connect() as conn:
+            direct = _fetch(conn, compacted, incremental, params)
+            reference = conn.execute(_HISTORY_QUERIES[compacted, incremental], params).all()
+        assert [tuple(r) for r in direct] == [tuple(r) for r in reference]
+        assert direct
+
+
+def test_a_driver_error_on_the_direct_path_is_db_error(
+    store: Store, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id, _ = new_session(store, conversation(2))
+    broken = text("SELECT * FROM no_such_table WHERE 'secret-value' = :session_id")
+    monkeypatch.setitem(_COMPILED, (True, False, engine.dialect.name), broken.compile(engine))
+    if engine.dialect.driver != "psycopg":  # SQLite goes through SQLAlchemy, never this SQL
+        assert len(store.load_history(session_id)) == len(conversation(2))
+        return
+    with pytest.raises(DatabaseError) as err:
+        store.load_history(session_id)
+    assert err.value.code == "db_error"
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+    assert "secret-value" not in str(err.value)
