@@ -120,7 +120,7 @@ def _clip(text: str) -> str:
 def _commands(calls: Iterable[ToolCall]) -> Iterable[str]:
     for call in calls:
         arguments = call.arguments
-        # Spelled out rather than any(...): this runs once per tool call of the middle.
+        # _COMMAND_KEYS spelled out rather than any(...): this runs for every tool call.
         if not ("command" in arguments or "cmd" in arguments or "script" in arguments):
             continue
         try:
