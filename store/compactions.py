@@ -14,7 +14,7 @@ from compaction.engine import CompactionResult
 from compaction.errors import InvalidRequest, LockLost, SessionNotFound
 from store.db import Repository, write_session
 from store.history import not_event
-from store.models import ChatSession, CompactionRun, utcnow
+from store.models import Base, ChatSession, utcnow
 from store.models import Message as MessageRow
 from store.records import (
     EVENT_TYPE,
@@ -56,19 +56,21 @@ def _fence(conn: Connection, session_id: str, expected_version: int, seqs: int) 
     return int(version), int(last_seq) - seqs + 1
 
 
+# Core, not the unit of work: these rows are written once and never loaded as objects. The
+# statements are built once and the values bound at execution (columns by their table names:
+# ``metadata``, not the model's ``meta``); building them per row cost more than sending them.
+_MESSAGES = Base.metadata.tables["message"]
+_RUNS = Base.metadata.tables["compaction_run"]
+_INSERT_MESSAGE = insert(_MESSAGES).returning(_MESSAGES.c.id)
+_INSERT_RUN = insert(_RUNS).returning(_RUNS.c.id)
+
+
 def _insert_message(conn: Connection, **values: Any) -> int:
-    # Core, not the unit of work: these rows are written once and never loaded as objects.
-    return int(
-        conn.execute(insert(MessageRow).values(**values).returning(MessageRow.id)).scalar_one()
-    )
+    return int(conn.execute(_INSERT_MESSAGE, values).scalar_one())
 
 
 def _insert_run(conn: Connection, **values: Any) -> int:
-    return int(
-        conn.execute(
-            insert(CompactionRun).values(**values).returning(CompactionRun.id)
-        ).scalar_one()
-    )
+    return int(conn.execute(_INSERT_RUN, values).scalar_one())
 
 
 def _event_row(
@@ -87,7 +89,7 @@ def _event_row(
         seq_minor=0,
         role="system",
         content=text,
-        meta={"systemType": EVENT_TYPE, "event": event, **payload},
+        metadata={"systemType": EVENT_TYPE, "event": event, **payload},
     )
 
 
