@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 
 from compaction.engine import CompactionResult
 from compaction.errors import InvalidRequest, LockLost, SessionNotFound
@@ -28,19 +28,27 @@ from store.sessions import reserve_seqs
 ID_CHUNK = 1_000
 
 
+# One UPDATE locks the session row, checks the version, bumps it and reserves ``seq`` values
+# (a concurrent writer waits on the lock, then finds the version moved).
+_FENCE = (
+    update(ChatSession)
+    .where(
+        ChatSession.id == bindparam("b_session"),
+        ChatSession.compaction_version == bindparam("b_expected"),
+    )
+    .values(
+        compaction_version=ChatSession.compaction_version + 1,
+        last_seq=ChatSession.last_seq + bindparam("b_seqs"),
+    )
+    .returning(ChatSession.compaction_version, ChatSession.last_seq)
+)
+
+
 def _fence(conn: Connection, session_id: str, expected_version: int, seqs: int) -> tuple[int, int]:
     """Bump the session's version if it is still ``expected_version`` and reserve ``seqs``
-    ``seq`` values: one UPDATE that locks the row, checks, bumps and reserves (a concurrent
-    writer waits on the lock, then finds the version moved). Returns the new version and the
-    first reserved ``seq``."""
+    ``seq`` values. Returns the new version and the first reserved ``seq``."""
     row = conn.execute(
-        update(ChatSession)
-        .where(ChatSession.id == session_id, ChatSession.compaction_version == expected_version)
-        .values(
-            compaction_version=ChatSession.compaction_version + 1,
-            last_seq=ChatSession.last_seq + seqs,
-        )
-        .returning(ChatSession.compaction_version, ChatSession.last_seq)
+        _FENCE, {"b_session": session_id, "b_expected": expected_version, "b_seqs": seqs}
     ).one_or_none()
     if row is None:
         current = conn.scalar(
@@ -54,6 +62,21 @@ def _fence(conn: Connection, session_id: str, expected_version: int, seqs: int) 
         )
     version, last_seq = row
     return int(version), int(last_seq) - seqs + 1
+
+
+# The middle, marked by its seq range in one statement (no id lists: a 10,000-message middle
+# would pass psycopg's 65,535 parameters).
+_MARK_RANGE = (
+    update(MessageRow)
+    .where(
+        MessageRow.session_id == bindparam("b_session"),
+        MessageRow.seq.between(bindparam("b_first"), bindparam("b_last")),
+        MessageRow.compacted_at.is_(None),
+        MessageRow.id != bindparam("b_summary"),
+        not_event(),
+    )
+    .values(compacted_at=bindparam("b_now"), compacted_into_id=bindparam("b_summary"))
+)
 
 
 # Core, not the unit of work: these rows are written once and never loaded as objects. The
@@ -148,15 +171,14 @@ class Compactions(Repository):
                 is_compaction_summary=True,
             )
             removed = conn.execute(
-                update(MessageRow)
-                .where(
-                    MessageRow.session_id == plan.session_id,
-                    MessageRow.seq.between(plan.first_seq, plan.last_seq),
-                    MessageRow.compacted_at.is_(None),
-                    MessageRow.id != summary_id,
-                    not_event(),
-                )
-                .values(compacted_at=now, compacted_into_id=summary_id)
+                _MARK_RANGE,
+                {
+                    "b_session": plan.session_id,
+                    "b_first": plan.first_seq,
+                    "b_last": plan.last_seq,
+                    "b_summary": summary_id,
+                    "b_now": now,
+                },
             ).rowcount
             if removed != plan.expected_removed:
                 raise InvalidRequest(

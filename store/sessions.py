@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from compaction.errors import InvalidRequest, SessionNotFound
@@ -29,15 +29,18 @@ def message_values(message: Message) -> dict[str, Any]:
     }
 
 
+_RESERVE = (  # built once: every append and event row runs it
+    update(ChatSession)
+    .where(ChatSession.id == bindparam("b_session"))
+    .values(last_seq=ChatSession.last_seq + bindparam("b_count"))
+    .returning(ChatSession.last_seq)
+)
+
+
 def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> int:
     """Reserve ``count`` consecutive ``seq`` values; returns the first. The UPDATE locks the
     session row, so concurrent appends queue instead of colliding."""
-    last = session.execute(
-        update(ChatSession)
-        .where(ChatSession.id == session_id)
-        .values(last_seq=ChatSession.last_seq + count)
-        .returning(ChatSession.last_seq)
-    ).scalar()
+    last = session.execute(_RESERVE, {"b_session": session_id, "b_count": count}).scalar()
     if last is None:
         raise SessionNotFound(f"session {session_id!r} not found")
     return int(last) - count + 1
