@@ -26,9 +26,12 @@ TRANSCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "trans
 PHASES = ("estimate", "prune", "boundaries", "serialize", "ledger", "summarize", "assemble")
 
 
+SUMMARY = "## Goal\n" + "Instant summary for the benchmark. " * 10
+
+
 class InstantSummarizer:
     def summarize(self, request: SummaryRequest) -> str:
-        return "## Goal\n" + "Instant summary for the benchmark. " * 10
+        return SUMMARY
 
 
 def load_transcript(name: str) -> list[Message]:

@@ -36,6 +36,7 @@ from sqlalchemy.engine import make_url
 
 from benchmarks.engine import InstantSummarizer, synthetic
 from compaction import CompactionConfig, compact
+from compaction.messages import Message
 from store import CompactionWrite, Store, make_engine, make_sessionmaker
 from store.compactions import plan_compaction
 from store.migrate import upgrade
@@ -168,14 +169,18 @@ def plan_for(store: Store, session_id: str) -> CompactionWrite:
     )
 
 
-def fresh_sessions(store: Store, size: int, count: int) -> list[str]:
-    messages = synthetic(size)
-    sessions = []
+def sessions(store: Store, messages: list[Message], count: int) -> list[str]:
+    """``count`` new sessions, each holding ``messages``."""
+    out = []
     for _ in range(count):
         session_id = store.create_session()
         store.append_messages(session_id, messages)
-        sessions.append(session_id)
-    return sessions
+        out.append(session_id)
+    return out
+
+
+def fresh_sessions(store: Store, size: int, count: int) -> list[str]:
+    return sessions(store, synthetic(size), count)
 
 
 def ratio(store_ms: float, floor_ms: float) -> str:

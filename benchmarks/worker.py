@@ -17,8 +17,8 @@ job, and scale-out over worker processes.
    <= 3; queue hop median <= 10 ms). Medians of ``--repeat`` jobs.
 2. RQ's per-job cost for a no-op job, ``SimpleWorker`` against the forking ``Worker``, in a
    process that has imported and built what ``compaction worker`` does (DESIGN: ~4 ms, ~23 ms).
-3. Scale-out. Sessions holding a copy of ``msa_deepseek-chat_pydicom-1139``, the fake
-   auxiliary model of ``tests/llm_server.py`` answering every request after 1 s, and
+3. Scale-out (``benchmarks/scale.py``). Sessions holding ``msa_deepseek-chat_pydicom-1139``,
+   the fake auxiliary model of ``tests/llm_server.py`` answering every request after 1 s, and
    ``compaction worker --pool N`` (``compaction worker`` for N = 1). Once the N workers are up
    and have each run one warm-up job, ``--jobs`` jobs (per row) are enqueued at once; prints
    jobs/s, efficiency against the ideal of N jobs/s (and against ceil(jobs/N) whole seconds),
@@ -33,19 +33,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
-import signal
 import statistics
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
@@ -54,31 +51,24 @@ import rq
 from rq import Queue, SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
+from benchmarks.engine import SUMMARY, InstantSummarizer, window_for
 from benchmarks.engine import load_transcript as load
-from benchmarks.engine import window_for
-from benchmarks.store import VISIBLE, database, libpq_url
-from compaction import CompactionConfig, compact, estimate_messages_tokens
+from benchmarks.processes import REDIS_URL, ROOT, start, stop, wait_for_workers, worker_env
+from benchmarks.scale import scale_out
+from benchmarks.store import VISIBLE, database, libpq_url, sessions
+from compaction import CompactionConfig, compact
 from compaction.contract import (
-    FINAL_EVENTS,
     CompactionDone,
     CompactionRequested,
     events_channel,
-    events_stream,
 )
-from compaction.engine import SummaryRequest
-from compaction.messages import Message
 from producers.enqueue import compaction_queue, enqueue
 from store import Store, make_engine, make_sessionmaker
 from store.migrate import upgrade
 
-ROOT = Path(__file__).resolve().parent.parent
 LARGEST = "cc_spotter_ae4a77f8"
-MID_SIZE = "msa_deepseek-chat_pydicom-1139"
-REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
-COMPACTION = Path(sys.executable).parent / "compaction"
 TIMINGS_KEY = "bench:timings"
 NOOP = "benchmarks.worker.noop"
-SUMMARY = "## Goal\n" + "Instant summary for the benchmark. " * 10
 T = TypeVar("T")
 
 
@@ -237,88 +227,6 @@ def rq_noop_overhead(redis_url: str, count: int) -> None:
     print(json.dumps(out))
 
 
-# --- the benchmark process -------------------------------------------------------------------
-
-
-def sessions(store: Store, messages: list[Message], count: int) -> list[str]:
-    out = []
-    for _ in range(count):
-        session_id = store.create_session()
-        store.append_messages(session_id, messages)
-        out.append(session_id)
-    return out
-
-
-def worker_env(database_url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTION_")}
-    env.update(COMPACTION_DATABASE_URL=database_url, COMPACTION_REDIS_URL=REDIS_URL, **extra)
-    return env
-
-
-def start(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group (a pool and its children), SIGKILL what outlives 15 s."""
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
-def wait_for_workers(client: redis.Redis, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 120
-    while Worker.count(connection=client) < count:
-        if process.poll() is not None:
-            raise RuntimeError(f"the worker exited ({process.returncode}) before starting")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} workers did not register within 120 s")
-        time.sleep(0.05)
-    time.sleep(0.3)  # registered a moment before they block on the queue
-
-
-class Events:
-    """Reads the event stream from where it was when built; final events by request id, with
-    the wall-clock time each was read."""
-
-    def __init__(self, client: redis.Redis) -> None:
-        self.client = client
-        self.stream = events_stream("compaction")
-        last = client.xrevrange(self.stream, count=1)
-        self.last_id = last[0][0] if last else b"0-0"
-        self.final: dict[str, tuple[str, float]] = {}
-
-    def wait(self, request_ids: set[str], timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not request_ids <= self.final.keys():
-            if time.monotonic() > deadline:
-                missing = len(request_ids - self.final.keys())
-                raise RuntimeError(f"{missing} jobs did not finish within {timeout:g} s")
-            reply = self.client.xread({self.stream: self.last_id}, block=1_000, count=1_000)
-            now = time.time()
-            for _stream, entries in reply:
-                for entry_id, fields in entries:
-                    self.last_id = entry_id
-                    event = json.loads(fields[b"event"])
-                    if event["type"] in FINAL_EVENTS:
-                        self.final[event.get("requestId", "")] = (event["type"], now)
-
-
 def floor_once(
     conn: psycopg.Connection[Any], client: redis.Redis, session_id: str, summary: str, done: str
 ) -> float:
@@ -342,11 +250,6 @@ def floor_once(
         )
     client.publish(events_channel("compaction"), done)
     return time.perf_counter() - started
-
-
-class InstantSummarizer:
-    def summarize(self, request: SummaryRequest) -> str:
-        return SUMMARY
 
 
 def median_ms(values: list[float]) -> float:
@@ -482,180 +385,6 @@ def noop_overhead(url: str, count: int) -> None:
         f"SimpleWorker {figures['SimpleWorker'] * 1000:5.1f} ms, "
         f"forking Worker {figures['Worker'] * 1000:5.1f} ms (DESIGN: ~4 ms, ~23 ms)"
     )
-
-
-def memory_kib(pid: int) -> tuple[int, int]:
-    """RSS and PSS of a process, in KiB."""
-    rss = pss = 0
-    with suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-    with suppress(OSError):
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                pss = int(line.split()[1])
-    return rss, pss
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with suppress(OSError):
-            stat = (entry / "stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
-def cpu_by_group(workers: list[int]) -> dict[str, float]:
-    """CPU seconds so far (user + system) of the worker processes, this process (the fake LLM,
-    enqueueing), PostgreSQL and Redis; ``machine`` and ``busy``: the whole machine, all cores."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    out = dict.fromkeys(("workers", "bench", "postgres", "redis"), 0.0)
-    me, members = os.getpid(), set(workers)
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with suppress(OSError):
-            comm, rest = (entry / "stat").read_text().split(" (", 1)[1].rsplit(")", 1)
-            fields = rest.split()
-            seconds = (int(fields[11]) + int(fields[12])) / ticks
-            pid = int(entry.name)
-            if pid in members:
-                out["workers"] += seconds
-            elif pid == me:
-                out["bench"] += seconds
-            elif comm == "postgres":
-                out["postgres"] += seconds
-            elif comm.startswith("redis-server"):
-                out["redis"] += seconds
-    stat = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    out["machine"] = sum(stat) / ticks
-    out["busy"] = (sum(stat) - stat[3] - stat[4]) / ticks  # less idle and iowait
-    return out
-
-
-def scale_row(
-    store: Store, url: str, client: redis.Redis, workers: int, jobs: int
-) -> tuple[str, str]:
-    messages = load(MID_SIZE)
-    window = window_for(messages)
-    warm = sessions(store, messages, workers)
-    measured = sessions(store, messages, jobs)
-    argv = [str(COMPACTION), "worker", "--log-level", "WARNING"]
-    if workers > 1:
-        argv += ["--pool", str(workers)]
-    process = start(argv, worker_env(url))
-    try:
-        started = time.monotonic()
-        wait_for_workers(client, workers, process)
-        up_s = time.monotonic() - started
-        queue = compaction_queue(client)
-        events = Events(client)
-
-        def run(session_ids: list[str]) -> tuple[float, float, set[str]]:
-            ids = set()
-            first = time.time()
-            for session_id in session_ids:
-                request = CompactionRequested(
-                    session_id=session_id, reason="manual", context_window=window
-                )
-                enqueue(queue, request, timeout_s=120)
-                ids.add(request.request_id)
-            events.wait(ids, timeout=60 + 3 * len(session_ids))
-            last = max(events.final[i][1] for i in ids)
-            return first, last, ids
-
-        first, last, _ = run(warm)  # the first job of each worker builds its runtime
-        warm_s = last - first
-        pids = children(process.pid) if workers > 1 else [process.pid]
-        before = cpu_by_group(pids)
-        first, last, ids = run(measured)
-        seconds = last - first
-        after = cpu_by_group(pids)
-        outcomes: dict[str, int] = defaultdict(int)
-        for request_id in ids:
-            outcomes[events.final[request_id][0]] += 1
-        memory = [memory_kib(pid) for pid in pids]
-        parent = memory_kib(process.pid) if workers > 1 else (0, 0)
-    finally:
-        stop(process)
-    throughput = jobs / seconds
-    done = outcomes.pop("compaction_done", 0)
-    other = ", ".join(f"{n} {k}" for k, n in outcomes.items())
-    rss = statistics.median(m[0] for m in memory) / 1024 if memory else 0.0
-    pss = statistics.median(m[1] for m in memory) / 1024 if memory else 0.0
-    row = (
-        f"{workers:7d} {jobs:5d} {done:5d} {seconds:7.2f} {throughput:7.2f} "
-        f"{throughput / workers:7.1%} {math.ceil(jobs / workers) / seconds:8.1%} "
-        f"{rss:7.0f} {pss:7.0f} {parent[0] / 1024:7.0f} {len(pids):5d} "
-        f"{up_s:5.1f} {warm_s:6.2f}{'  ' + other if other else ''}"
-    )
-    spent = {k: after[k] - before[k] for k in after}
-    ours = sum(spent[k] for k in ("workers", "bench", "postgres", "redis"))
-    cores = spent["machine"] / seconds
-    cpu = (
-        f"{workers:7d} "
-        + " ".join(
-            f"{spent[k] / jobs * 1000:8.0f}" for k in ("workers", "postgres", "redis", "bench")
-        )
-        + f" {(spent['busy'] - ours) / jobs * 1000:8.0f} {spent['busy'] / spent['machine']:6.0%}"
-        f" {cores * jobs / max(spent['busy'], 1e-9):9.1f}"
-    )
-    return row, cpu
-
-
-def scale_out(
-    store: Store, url: str, client: redis.Redis, counts: list[int], jobs: list[int]
-) -> None:
-    from tests.llm_server import Reply, serve
-
-    messages = load(MID_SIZE)
-    print(
-        f"\n3. scale-out: {MID_SIZE} ({len(messages)} messages, "
-        f"~{estimate_messages_tokens(messages):,} tokens) per session, fake LLM answering "
-        "after 1 s over HTTP; compaction worker --pool N (one warm-up job per worker first)"
-    )
-    print(
-        f"{'workers':>7} {'jobs':>5} {'done':>5} {'s':>7} {'jobs/s':>7} {'eff':>7} "
-        f"{'eff/wave':>8} {'RSS MiB':>7} {'PSS MiB':>7} {'parent':>7} {'procs':>5} "
-        f"{'up s':>5} {'warm s':>6}"
-    )
-    cpu_rows = []
-    with serve() as fake:
-        fake.script(Reply(delay_s=1.0))
-        store.add_channel(
-            "bench-http",
-            provider="openai-compatible",
-            model="gpt-4o-mini",
-            base_url=fake.base_url + "/v1",
-            api_key="sk-bench-0123456789",
-            auxiliary=True,
-            default=True,
-        )
-        for workers, count in zip(counts, jobs, strict=True):
-            client.flushdb()
-            row, cpu = scale_row(store, url, client, workers, count)
-            print(row, flush=True)
-            cpu_rows.append(cpu)
-    print(
-        "   eff = jobs/s / N (ideal: N jobs/s at 1 s a job); eff/wave = ceil(jobs/N) s / time; "
-        "RSS, PSS: median per worker process after the run; parent: the pool's own process; "
-        "up s: start to N workers registered; warm s: the N warm-up jobs (cold runtimes)"
-    )
-    print(
-        "\n   CPU per measured job (ms), by whom; busy: the machine's CPU use meanwhile (all "
-        "cores); ceiling: jobs/s if the machine's busy CPU per job were the only limit"
-    )
-    print(
-        f"{'workers':>7} {'workers':>8} {'postgres':>8} {'redis':>8} {'fake LLM':>8} "
-        f"{'others':>8} {'busy':>6} {'ceiling':>9}"
-    )
-    for cpu in cpu_rows:
-        print(cpu)
 
 
 def main(argv: list[str] | None = None) -> int:

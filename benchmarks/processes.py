@@ -1,0 +1,94 @@
+"""Worker processes for the worker benchmarks: start ``compaction worker`` (or a one-off worker)
+against the benchmark's database and Redis, wait until it has registered, stop its whole process
+group; and read the final events off the event stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import suppress
+from pathlib import Path
+
+import redis
+from rq import Worker
+
+from compaction.contract import FINAL_EVENTS, events_stream
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+COMPACTION = Path(sys.executable).parent / "compaction"
+
+
+def worker_env(database_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTION_")}
+    env.update(COMPACTION_DATABASE_URL=database_url, COMPACTION_REDIS_URL=REDIS_URL, **extra)
+    return env
+
+
+def start(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group (a pool and its children), SIGKILL what outlives 15 s."""
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(15)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def wait_for_workers(client: redis.Redis, count: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while Worker.count(connection=client) < count:
+        if process.poll() is not None:
+            raise RuntimeError(f"the worker exited ({process.returncode}) before starting")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} workers did not register within 120 s")
+        time.sleep(0.05)
+    time.sleep(0.3)  # registered a moment before they block on the queue
+
+
+class Events:
+    """Reads the event stream from where it was when built; final events by request id, with
+    the wall-clock time each was read."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.stream = events_stream("compaction")
+        last = client.xrevrange(self.stream, count=1)
+        self.last_id = last[0][0] if last else b"0-0"
+        self.final: dict[str, tuple[str, float]] = {}
+
+    def wait(self, request_ids: set[str], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not request_ids <= self.final.keys():
+            if time.monotonic() > deadline:
+                missing = len(request_ids - self.final.keys())
+                raise RuntimeError(f"{missing} jobs did not finish within {timeout:g} s")
+            reply = self.client.xread({self.stream: self.last_id}, block=1_000, count=1_000)
+            now = time.time()
+            for _stream, entries in reply:
+                for entry_id, fields in entries:
+                    self.last_id = entry_id
+                    event = json.loads(fields[b"event"])
+                    if event["type"] in FINAL_EVENTS:
+                        self.final[event.get("requestId", "")] = (event["type"], now)
