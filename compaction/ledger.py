@@ -14,10 +14,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from compaction.blocks import blocks
 from compaction.messages import Message, ToolCall
 from compaction.redact import redact_many, rules_for
 from compaction.tokens import TextEstimator
-from compaction.turns import Turns, blocks
+from compaction.turns import Turns
 
 #: Kinds in priority order, each with its share of the token cap on the first pass.
 KINDS: tuple[tuple[str, float], ...] = (

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compaction.turns import blocks
+from compaction.blocks import blocks
 
 REDACTED = "[REDACTED]"
 

@@ -1,4 +1,4 @@
-"""The turns to summarize, gathered in one pass, and cache-sized blocks of text.
+"""The turns to summarize, gathered in one pass.
 
 Every pass over a 100,000-message middle costs a cache miss or more per message (the messages
 no longer fit in the processor's cache), so the texts the later steps read (the words for the
@@ -12,31 +12,11 @@ are chosen on them, instead of on the whole text.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate
 
+from compaction.blocks import blocks
 from compaction.messages import Message, ToolCall
-
-#: Characters per block: small enough for the cache, large enough that per-block calls are few.
-BLOCK_CHARS = 256 * 1024
-
-
-def blocks(texts: Sequence[str], chars: int = BLOCK_CHARS) -> Iterator[Sequence[str]]:
-    """Consecutive slices of ``texts`` of about ``chars`` characters each (a longer text is a
-    block of its own); nothing when ``texts`` is empty.
-
-    Whole-middle work is done block by block: one joined string of a 100,000-message middle
-    streams tens of megabytes through memory on every pass; a block stays in the cache."""
-    # Running totals and a binary search per block: no Python step per text.
-    ends = list(accumulate(map(len, texts)))
-    start = 0
-    while start < len(texts):
-        base = ends[start - 1] if start else 0
-        stop = bisect_right(ends, base + chars, lo=start + 1)
-        yield texts[start:stop]
-        start = stop
 
 
 @dataclass(frozen=True, slots=True)

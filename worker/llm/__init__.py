@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from store.records import ChannelConfig
 from worker.llm.base import ChatClient, Completion, LlmSummarizer
 from worker.settings import Settings
@@ -16,25 +18,19 @@ def build_client(channel: ChannelConfig, settings: Settings) -> ChatClient:
     from worker.llm.openai_client import OpenAICompatibleClient
 
     key = channel.api_key.get_secret_value() if channel.api_key else None
+    options: dict[str, Any] = {
+        "model": channel.model,
+        "api_key": key,
+        "timeout_s": settings.llm_timeout_s,
+        "max_retries": settings.llm_max_retries,
+        "temperature": settings.llm_temperature,
+        "thinking": settings.llm_thinking,
+    }
     if channel.provider == "anthropic":
-        return AnthropicClient(
-            model=channel.model,
-            api_key=key,
-            base_url=channel.base_url,
-            timeout_s=settings.llm_timeout_s,
-            max_retries=settings.llm_max_retries,
-            temperature=settings.llm_temperature,
-            thinking=settings.llm_thinking,
-        )
+        return AnthropicClient(base_url=channel.base_url, **options)
+    default_url = DEEPSEEK_URL if channel.provider == "deepseek" else None
     return OpenAICompatibleClient(
-        provider=channel.provider,
-        model=channel.model,
-        api_key=key,
-        base_url=channel.base_url or (DEEPSEEK_URL if channel.provider == "deepseek" else None),
-        timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
-        temperature=settings.llm_temperature,
-        thinking=settings.llm_thinking,
+        provider=channel.provider, base_url=channel.base_url or default_url, **options
     )
 
 
