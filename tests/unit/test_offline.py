@@ -14,26 +14,11 @@ from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from
 from compaction.offline import OfflineSummarizer
 from compaction.prompts import build_prompt
 from tests.fakes import TRANSCRIPTS
+from tests.unit.text_builders import assistant, system, tool, user
 
 PYDICOM = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
 
 # --------------------------------------------------------------------------- builders
-
-
-def system(text: str) -> Message:
-    return Message(role="system", content=text)
-
-
-def user(text: str) -> Message:
-    return Message(role="user", content=text)
-
-
-def assistant(text: str = "", *calls: ToolCall) -> Message:
-    return Message(role="assistant", content=text, tool_calls=list(calls))
-
-
-def tool(text: str, call_id: str = "c1", original: str | None = None) -> Message:
-    return Message(role="tool", content=text, tool_call_id=call_id, original_content=original)
 
 
 def bash(command: str, id_: str = "c1") -> ToolCall:
