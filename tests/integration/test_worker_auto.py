@@ -1,0 +1,197 @@
+"""The ``compaction_requested`` job's triggers (DESIGN §4): a manual and an auto request at
+once, the anti-loop, and auto requests that stop before summarizing. Same setting as
+test_worker_jobs.py: real store, real Redis, the SDKs against the loopback fake."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from compaction.contract import (
+    CompactionDone,
+    CompactionRequested,
+    CompactionSkipped,
+    TokenUpdate,
+)
+from compaction.pruning import PLACEHOLDER
+from tests.fakes import conversation
+from tests.integration.worker_helpers import (
+    SQLITE_ONLY,
+    Harness,
+    auto,
+    estimate_view,
+    manual,
+)
+from tests.llm_server import Reply
+from worker.jobs import run
+from worker.runtime import Runtime
+
+pytestmark = pytest.mark.integration
+
+
+# --- one session, two requests at once ---------------------------------------------------------
+
+
+def test_manual_and_auto_at_once_one_runs_one_is_skipped(h: Harness) -> None:
+    runtime = h.runtime(llm_timeout_s=3.0, llm_max_retries=0)
+    h.channel("openai")
+    h.script(Reply(delay_s=1.0))  # the first holds the lock while the second arrives
+    session_id = h.session(conversation(40, tool_chars=100))  # over the threshold
+    requests = [manual(session_id), auto(session_id)]
+    barrier = threading.Barrier(len(requests))
+    results: dict[str, object] = {}
+
+    def go(request: CompactionRequested) -> None:
+        barrier.wait()
+        results[request.reason] = run(runtime, request)
+
+    threads = [threading.Thread(target=go, args=(r,)) for r in requests]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+
+    finals = sorted(results.values(), key=lambda e: type(e).__name__)
+    assert [type(e) for e in finals] == [CompactionDone, CompactionSkipped]
+    done, skipped = finals
+    assert isinstance(skipped, CompactionSkipped) and skipped.code == "lock_held"
+    assert isinstance(done, CompactionDone)
+    assert len(h.fake.requests) == 1
+    finals_published = [e.type for e in h.events() if e.type != "token_update"]
+    assert sorted(finals_published) == [
+        "compaction_done",
+        "compaction_skipped",
+        "compaction_start",
+    ]
+    full = h.store.load_history(session_id, "full")
+    assert [m.id for m in full if m.is_compaction_summary] == [done.summary_message_id]
+    assert [(r.status, r.reason) for r in h.store.runs(session_id)] == [("succeeded", done.reason)]
+    assert h.lock_value(session_id) is None
+
+
+# --- anti-loop and the auto triggers (DESIGN §4) -------------------------------------------
+
+
+def _weak_runs(h: Harness, runtime: Runtime, session_id: str, count: int = 2) -> int:
+    """Record ``count`` succeeded runs that each saved ~1%, ending at today's size."""
+    now = estimate_view(runtime, h.state(session_id))
+    for _ in range(count):
+        version = h.store.get_session(session_id).compaction_version
+        h.store.apply_pruning(
+            session_id,
+            expected_version=version,
+            pruned_ids=[],
+            tokens_before=now + now // 100,
+            tokens_after=now,
+        )
+    return now
+
+
+def test_anti_loop_suppresses_auto_but_not_manual(h: Harness) -> None:
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = h.session(conversation(40, tool_chars=100))
+    _weak_runs(h, runtime, session_id)
+    before = h.state(session_id)
+    runs_before = h.store.runs(session_id)
+
+    skipped = run(runtime, auto(session_id))
+
+    assert isinstance(skipped, CompactionSkipped) and skipped.code == "suppressed"
+    assert h.fake.requests == []
+    assert [e.type for e in h.events()] == ["compaction_skipped"]
+    assert h.store.runs(session_id) == runs_before
+    after = h.state(session_id)
+    assert after.unchanged_since(before) and after.events == before.events
+
+    done = run(runtime, manual(session_id))
+    assert isinstance(done, CompactionDone), done
+    assert len(h.fake.requests) == 1
+
+
+@SQLITE_ONLY
+def test_anti_loop_lifts_once_the_session_grows(h: Harness) -> None:
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = h.session(conversation(40, tool_chars=100))
+    _weak_runs(h, runtime, session_id)
+    # the session grew by more than 10% since the last weak run
+    h.store.append_messages(
+        session_id, conversation(8, tool_chars=100, system=False, first_turn=40)
+    )
+
+    done = run(runtime, auto(session_id))
+
+    assert isinstance(done, CompactionDone), done
+    assert len(h.fake.requests) == 1
+
+
+def test_auto_request_below_the_threshold_is_skipped(h: Harness) -> None:
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = h.session(conversation(12))  # ~2,000 tokens, threshold 2,800
+    before = h.state(session_id)
+
+    skipped = run(runtime, auto(session_id))
+
+    assert isinstance(skipped, CompactionSkipped) and skipped.code == "below_threshold"
+    assert h.events()[-1].to_wire() == skipped.to_wire()
+    assert h.fake.requests == []
+    assert h.store.runs(session_id) == []
+    assert h.state(session_id).unchanged_since(before)
+    assert h.lock_value(session_id) is None
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize(
+    ("tool_chars", "expected"),
+    [(400, []), (1_000, ["start", "done"])],
+    ids=["below_threshold", "pruned_only"],
+)
+def test_auto_request_without_a_summary_leaves_no_dangling_start_row(
+    h: Harness, tool_chars: int, expected: list[str]
+) -> None:
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = h.session(conversation(12, tool_chars=tool_chars))
+
+    final = run(runtime, auto(session_id))
+
+    assert isinstance(final, CompactionSkipped | CompactionDone), final
+    assert h.state(session_id).event_kinds == expected
+
+
+def test_auto_request_that_pruning_settles_writes_only_pruning(h: Harness) -> None:
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = h.session(conversation(12, tool_chars=1_000))  # over; pruned, under
+    before = h.state(session_id)
+
+    done = run(runtime, auto(session_id))
+
+    assert isinstance(done, CompactionDone), done
+    assert done.summary_message_id is None and done.removed_count == 0
+    assert done.pruned_count > 0
+    assert h.fake.requests == []
+    [record] = h.store.runs(session_id)
+    assert (record.status, record.summary_message_id) == ("succeeded", None)
+    assert (record.pruned_count, record.removed_count) == (done.pruned_count, 0)
+    assert (record.tokens_before, record.tokens_after) == (done.tokens_before, done.tokens_after)
+
+    after = h.state(session_id)
+    pruned = [m for m in after.conversation if m.pruned_at is not None]
+    assert len(pruned) == done.pruned_count
+    assert all(m.message.role == "tool" for m in pruned)
+    # nothing lost: the full view keeps the originals; the compacted view shows placeholders
+    assert [m.message for m in after.conversation] == [m.message for m in before.conversation]
+    shown = {m.id: m.message.content for m in after.compacted}
+    assert {shown[m.id] for m in pruned} == {PLACEHOLDER["en"]}
+    assert [m.id for m in after.compacted] == [m.id for m in before.compacted]
+    assert (
+        done.tokens_after
+        == estimate_view(runtime, after)
+        < runtime.settings.compaction_config().threshold_tokens
+    )
+    update = h.events()[-1]
+    assert isinstance(update, TokenUpdate) and update.current.api_calls == 0
