@@ -174,15 +174,18 @@ def _run_locked(job: _Job, lock: SessionLock) -> AnyEvent:
         or (agent.context_window if agent else None)
         or settings.context_window
     )
+    view = store.load_history(request.session_id)
+    messages = [stored.message for stored in view]
+    job.language = (
+        detect_language(messages)
+        if settings.summary_language == "auto"
+        else settings.summary_language
+    )
     config = settings.compaction_config(
         context_window=window,
         threshold_percent=agent.compaction_threshold_percent if agent else None,
         protect_first_n=agent.compaction_protect_first_n if agent else None,
-    )
-    view = store.load_history(request.session_id)
-    messages = [stored.message for stored in view]
-    job.language = (
-        detect_language(messages) if config.summary_language == "auto" else config.summary_language
+        summary_language=job.language,  # detected once: the core need not read it again
     )
     if request.reason == "auto":
         # Decided before anything is announced: no "compacting…" row for a request that will
