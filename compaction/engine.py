@@ -254,14 +254,15 @@ def _summarize(
     turns = Turns.of(middle)
     words = turns.distinct_words() if config.redact_secrets or config.ledger_max_tokens else []
     entries = serialize(turns.messages, config.serialize_head_chars, config.serialize_tail_chars)
+    rules = None
     if config.redact_secrets:
         # The entries are made of these words (cut), the tool names and the role tags.
-        names = [call.name for call in turns.calls]
-        entries = redact_many(entries, rules_for(" ".join([*words, *names])))
+        rules = rules_for(" ".join([*words, *(call.name for call in turns.calls)]))
+        entries = redact_many(entries, rules)
     sizes = [estimate(e) for e in entries]
     budget = config.summary_budget(sum(sizes))
     clock.lap("serialize")
-    found = ledger_mod.extract(turns, words) if config.ledger_max_tokens else {}
+    found = ledger_mod.extract(turns, words, rules) if config.ledger_max_tokens else {}
     clock.lap("ledger")
 
     running = scrub(previous_body) if previous_body else None

@@ -16,7 +16,7 @@ from itertools import accumulate
 
 from compaction.blocks import blocks
 from compaction.messages import Message, ToolCall
-from compaction.redact import redact_many, rules_for
+from compaction.redact import Rules, combine, redact_many, rules_for
 from compaction.tokens import TextEstimator
 from compaction.turns import Turns
 
@@ -207,11 +207,14 @@ def _is_path(path: str) -> bool:
 
 
 def extract(
-    messages: Sequence[Message] | Turns, words: Sequence[str] | None = None
+    messages: Sequence[Message] | Turns,
+    words: Sequence[str] | None = None,
+    rules: Rules | None = None,
 ) -> dict[str, list[str]]:
     """Every candidate by kind, in order of first appearance, deduplicated, redacted.
 
-    ``words`` is ``turns.distinct_words()`` when the caller has it already."""
+    ``words`` is ``turns.distinct_words()`` and ``rules`` is ``rules_for`` those words, when
+    the caller has them already."""
     turns = messages if isinstance(messages, Turns) else Turns.of(messages)
     found: dict[str, dict[str, None]] = {kind: {} for kind, _ in KINDS}
 
@@ -237,7 +240,10 @@ def extract(
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
     # The redaction rules chosen once, on every item of every kind; with none to run, the
     # items stay as they are (already distinct).
-    rules = rules_for("\n".join(item for items in clipped.values() for item in items))
+    if rules is None:
+        rules = rules_for("\n".join(item for items in clipped.values() for item in items))
+    else:  # chosen on ``words``, which hold every item but the (JSON-decoded) commands
+        rules = combine(rules, rules_for("\n".join(clipped["commands"])))
     if not rules:
         return clipped
     return {kind: list(dict.fromkeys(redact_many(items, rules))) for kind, items in clipped.items()}

@@ -161,6 +161,17 @@ def rules_for(text: str) -> Rules:
     )
 
 
+_ORDER = tuple(
+    rule for families in _GATES.values() for rules in families.values() for rule in rules
+)
+
+
+def combine(*chosen: Rules) -> Rules:
+    """The rules of several ``rules_for`` answers, once each, in the order ``rules_for`` gives."""
+    wanted = {rule for rules in chosen for rule in rules}
+    return tuple(rule for rule in _ORDER if rule in wanted)
+
+
 def redact(text: str, rules: Rules | None = None) -> str:
     """``text`` with every secret shape replaced by ``[REDACTED]``; ``rules`` (from
     ``rules_for`` on a text holding every word of this one) saves choosing them again."""

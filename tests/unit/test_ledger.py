@@ -7,6 +7,7 @@ import pytest
 
 from compaction.ledger import KINDS, extract
 from compaction.messages import SUMMARY_MARKER
+from compaction.redact import rules_for
 from compaction.tokens import text_estimator
 from compaction.turns import Turns
 from tests.unit.text_builders import assistant, call, tool, user
@@ -348,6 +349,22 @@ def test_secrets_inside_items_are_redacted() -> None:
     ]
     assert "https://alice:[REDACTED]@git.example.com/repo.git" in found["urls"]
     assert found["errors"] == ["ValueError: bad password=[REDACTED] for db"]
+    # The engine passes the rules it chose on the distinct words: the same items come out.
+    turns = Turns.of(messages)
+    words = turns.distinct_words()
+    assert extract(turns, words, rules_for(" ".join(words))) == found
+
+
+def test_rules_given_for_the_words_still_cover_a_command_escaped_in_json() -> None:
+    # "\u0073k-" is "sk-" once decoded: the raw words do not hold the key's literal.
+    key = "sk-" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
+    arguments = '{"command": "echo \\u0073k-' + key[3:] + '"}'
+    messages = [assistant("", call(arguments))]
+    turns = Turns.of(messages)
+    words = turns.distinct_words()
+    assert "sk-" not in " ".join(words)
+    found = extract(turns, words, rules_for(" ".join(words)))
+    assert found["commands"] == ["echo [REDACTED]"]
 
 
 def test_overlong_items_are_left_out() -> None:

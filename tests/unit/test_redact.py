@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.redact import _RULES, REDACTED, redact, redact_many, rules_for
+from compaction.redact import _RULES, REDACTED, combine, redact, redact_many, rules_for
 
 ALNUM = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"  # 32 characters
 OPENAI = "sk-" + ALNUM[:24] + "T3BlbkFJ" + ALNUM[:12]
@@ -270,3 +270,10 @@ def test_redact_many_spans_several_blocks() -> None:
     out = redact_many(texts)
     assert out == [redact(t) for t in texts]
     assert sum(REDACTED in t for t in out) == len(range(0, 200, 7))
+
+
+def test_combine_keeps_each_rule_once_in_rules_for_order() -> None:
+    both = rules_for(f"{AWS} {OPENAI} password=hunter22")
+    aws, openai = rules_for(AWS), rules_for(f"{OPENAI} password=hunter22")
+    assert combine(openai, aws, openai) == both
+    assert combine() == ()
