@@ -199,3 +199,10 @@ def failing(
     finally:
         event.remove(engine, "before_cursor_execute", maybe_fail)
     assert len(hits) >= nth, f"the failure was never injected ({len(hits)} matching statements)"
+
+
+def aux(store: Store, name: str, **kwargs: Any) -> int:
+    """A new auxiliary channel (Anthropic by default); its id."""
+    kwargs.setdefault("provider", "anthropic")
+    kwargs.setdefault("model", "claude-haiku")
+    return store.add_channel(name, auxiliary=True, **kwargs).id

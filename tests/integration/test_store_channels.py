@@ -1,11 +1,10 @@
-"""Auxiliary model channels and agent compaction settings in the store (seed §4.1, §5.2–5.4,
-§8.5; DESIGN §5), on SQLite and on a real PostgreSQL database (the ``store`` fixture)."""
+"""Auxiliary model channels in the store (seed §4.1, §5.3–5.4; DESIGN §5), on SQLite and on a
+real PostgreSQL database (the ``store`` fixture). Agent settings: test_store_agents.py."""
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from sqlalchemy import select, text, update
@@ -13,20 +12,15 @@ from sqlalchemy.exc import IntegrityError
 
 from compaction.errors import CompactionError, InvalidRequest, NoAuxiliaryModel
 from store import Store
-from store.models import PROVIDERS, Agent, ModelChannel
+from store.models import PROVIDERS, ModelChannel
 from store.records import mask
+from tests.integration.helpers import aux
 
 pytestmark = pytest.mark.integration
 
 KEY = "sk-live-Zq8vT3mN6pW1xR4yB7cK0dF2"
 ENV_KEY = "sk-env-Hj5Lk9Pq2Ws7Xe4Rt1Yu8Io3"
 ENV_VAR = "COMPACTION_TEST_AUX_KEY"
-
-
-def aux(store: Store, name: str, **kwargs: Any) -> int:
-    kwargs.setdefault("provider", "anthropic")
-    kwargs.setdefault("model", "claude-haiku")
-    return store.add_channel(name, auxiliary=True, **kwargs).id
 
 
 # --- resolution (seed §4.1) -------------------------------------------------------------------
@@ -244,163 +238,6 @@ def test_no_traceback_of_a_store_error_holds_the_key(store: Store) -> None:
         with pytest.raises(CompactionError) as caught:
             call()
         assert KEY not in "".join(traceback.format_exception(caught.value))
-
-
-# --- agent settings (seed §5.2, §8.5) ----------------------------------------------------------
-
-
-def test_agent_defaults(store: Store) -> None:
-    assert store.get_agent("a1") is None
-    settings = store.set_agent("a1")
-    assert settings == store.get_agent("a1")
-    assert settings.compaction_threshold_percent == 70
-    assert settings.compaction_protect_first_n == 3
-    assert settings.compaction_strategy == "lossy"
-    assert settings.auxiliary_model_channel_id is None
-
-    store.create_agent("a2", name="Two", model="claude")
-    created = store.get_agent("a2")
-    assert created is not None
-    assert (
-        created.compaction_threshold_percent,
-        created.compaction_protect_first_n,
-        created.compaction_strategy,
-    ) == (70, 3, "lossy")
-
-
-def test_server_defaults_apply_to_a_row_written_without_them(store: Store) -> None:
-    with store.factory() as session, session.begin():
-        session.execute(
-            text("INSERT INTO agent (id, created_at) VALUES ('raw', CURRENT_TIMESTAMP)")
-        )
-    settings = store.get_agent("raw")
-    assert settings is not None
-    assert (
-        settings.compaction_threshold_percent,
-        settings.compaction_protect_first_n,
-        settings.compaction_strategy,
-    ) == (70, 3, "lossy")
-
-
-@pytest.mark.parametrize("percent", [30, 35, 75, 95])
-def test_thresholds_in_range_and_on_a_step_of_five_are_accepted(store: Store, percent: int) -> None:
-    assert store.set_agent("a1", threshold_percent=percent).compaction_threshold_percent == percent
-    stored = store.get_agent("a1")
-    assert stored is not None and stored.compaction_threshold_percent == percent
-
-
-@pytest.mark.parametrize("count", [1, 10])
-def test_protected_heads_from_one_to_ten_are_accepted(store: Store, count: int) -> None:
-    assert store.set_agent("a1", protect_first_n=count).compaction_protect_first_n == count
-
-
-REFUSED: list[tuple[dict[str, Any], tuple[str, ...]]] = [
-    ({"threshold_percent": 29}, ("29", "30", "95")),
-    ({"threshold_percent": 96}, ("96", "30", "95")),
-    ({"threshold_percent": 72}, ("72", "steps of 5")),
-    ({"threshold_percent": 25}, ("25", "30")),
-    ({"threshold_percent": 0}, ("0", "30")),
-    ({"threshold_percent": 100}, ("100", "95")),
-    ({"protect_first_n": 0}, ("0", "1 to 10")),
-    ({"protect_first_n": 11}, ("11", "1 to 10")),
-    ({"protect_first_n": -1}, ("-1", "1 to 10")),
-    ({"strategy": "lossless"}, ("lossless", "lossy")),
-    ({"strategy": "LOSSY"}, ("LOSSY", "lossy")),
-    ({"strategy": ""}, ("lossy",)),
-    # a good value next to a bad one: nothing of the call is written
-    ({"threshold_percent": 50, "protect_first_n": 11}, ("11",)),
-    ({"threshold_percent": 50, "strategy": "lossless"}, ("lossless",)),
-    ({"protect_first_n": 9, "threshold_percent": 96}, ("96",)),
-]
-
-
-@pytest.mark.parametrize(("values", "mentions"), REFUSED)
-def test_out_of_range_settings_are_refused_and_nothing_is_written(
-    store: Store, values: dict[str, Any], mentions: tuple[str, ...]
-) -> None:
-    own = aux(store, "own")
-    store.set_agent("a1", threshold_percent=80, protect_first_n=5, auxiliary_channel_id=own)
-    before = store.get_agent("a1")
-
-    with pytest.raises(InvalidRequest) as caught:
-        store.set_agent("a1", **values)
-
-    assert caught.value.code == "invalid_request"
-    for word in mentions:
-        assert word in caught.value.message
-    assert store.get_agent("a1") == before
-    # a refused first call creates no agent either
-    with pytest.raises(InvalidRequest):
-        store.set_agent("new-agent", **values)
-    assert store.get_agent("new-agent") is None
-
-
-def test_a_refused_channel_leaves_the_calls_other_settings_unwritten(store: Store) -> None:
-    plain = store.add_channel("main", provider="openai", model="gpt-4o").id
-    store.set_agent("a1", threshold_percent=80)
-    before = store.get_agent("a1")
-
-    with pytest.raises(InvalidRequest):
-        store.set_agent("a1", threshold_percent=50, auxiliary_channel_id=plain)
-    with pytest.raises(InvalidRequest):
-        store.set_agent("a2", threshold_percent=50, auxiliary_channel_id=plain)
-
-    assert store.get_agent("a1") == before
-    assert store.get_agent("a2") is None
-
-
-def test_set_agent_updates_only_what_it_is_given(store: Store) -> None:
-    own = aux(store, "own")
-    store.set_agent("a1", threshold_percent=85, protect_first_n=2, auxiliary_channel_id=own)
-    settings = store.set_agent("a1", protect_first_n=7)
-    assert (
-        settings.compaction_threshold_percent,
-        settings.compaction_protect_first_n,
-        settings.auxiliary_model_channel_id,
-    ) == (85, 7, own)
-    assert store.get_agent("a1") == settings
-
-
-BAD_COLUMNS: list[dict[str, Any]] = [
-    {"compaction_threshold_percent": 29},
-    {"compaction_threshold_percent": 96},
-    {"compaction_threshold_percent": 72},
-    {"compaction_protect_first_n": 0},
-    {"compaction_protect_first_n": 11},
-    {"compaction_strategy": "lossless"},
-]
-
-
-@pytest.mark.parametrize("values", BAD_COLUMNS)
-def test_the_database_refuses_a_bad_new_agent(store: Store, values: dict[str, Any]) -> None:
-    with store.factory() as session:
-        session.add(Agent(id="direct", **values))
-        with pytest.raises(IntegrityError):
-            session.commit()
-    assert store.get_agent("direct") is None
-
-
-@pytest.mark.parametrize("values", BAD_COLUMNS)
-def test_the_database_refuses_a_bad_update(store: Store, values: dict[str, Any]) -> None:
-    store.set_agent("a1", threshold_percent=55)
-    before = store.get_agent("a1")
-    with store.factory() as session:
-        with pytest.raises(IntegrityError):
-            session.execute(update(Agent).where(Agent.id == "a1").values(**values))
-        session.rollback()
-    assert store.get_agent("a1") == before
-
-
-def test_the_database_accepts_the_bounds(store: Store) -> None:
-    with store.factory() as session, session.begin():
-        session.add(Agent(id="low", compaction_threshold_percent=30, compaction_protect_first_n=1))
-        session.add(
-            Agent(id="high", compaction_threshold_percent=95, compaction_protect_first_n=10)
-        )
-    low, high = store.get_agent("low"), store.get_agent("high")
-    assert low is not None and high is not None
-    assert (low.compaction_threshold_percent, low.compaction_protect_first_n) == (30, 1)
-    assert (high.compaction_threshold_percent, high.compaction_protect_first_n) == (95, 10)
 
 
 # --- adding channels (seed §5.3) ---------------------------------------------------------------
