@@ -17,7 +17,8 @@ from pathlib import Path
 import redis
 from rq import Worker
 
-from compaction.contract import FINAL_EVENTS, events_stream
+from compaction.contract import FINAL_EVENTS
+from service.keys import events_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")

@@ -26,9 +26,9 @@ from compaction import estimate_messages_tokens
 from compaction.messages import Message, messages_from_dicts
 from producers import trigger
 from producers.context import Producers
+from service.settings import Settings
 from store import Store, make_sessionmaker
 from store.migrate import upgrade
-from worker.settings import Settings
 
 TRANSCRIPT = (
     Path(__file__).resolve().parent.parent

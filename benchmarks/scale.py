@@ -24,7 +24,7 @@ from benchmarks.processes import COMPACTION, Events, start, stop, wait_for_worke
 from benchmarks.store import sessions
 from compaction import estimate_messages_tokens
 from compaction.contract import CompactionRequested
-from producers.enqueue import compaction_queue, enqueue
+from service.queue import compaction_queue, enqueue
 from store import Store
 
 MID_SIZE = "msa_deepseek-chat_pydicom-1139"

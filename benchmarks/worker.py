@@ -57,12 +57,9 @@ from benchmarks.processes import REDIS_URL, ROOT, start, stop, wait_for_workers,
 from benchmarks.scale import scale_out
 from benchmarks.store import VISIBLE, database, libpq_url, sessions
 from compaction import CompactionConfig, compact
-from compaction.contract import (
-    CompactionDone,
-    CompactionRequested,
-    events_channel,
-)
-from producers.enqueue import compaction_queue, enqueue
+from compaction.contract import CompactionDone, CompactionRequested
+from service.keys import events_channel
+from service.queue import compaction_queue, enqueue
 from store import Store, make_engine, make_sessionmaker
 from store.migrate import upgrade
 
@@ -153,8 +150,9 @@ def overhead_worker() -> None:
     """Part 1's worker (its own process; settings from the environment): the real job on a
     ``SimpleWorker``, instrumented. Each job pushes its timings to ``TIMINGS_KEY``."""
     import worker.jobs as jobs
-    from worker.runtime import Runtime, install, redis_client
-    from worker.settings import Settings
+    from service.redis import redis_client
+    from service.settings import Settings
+    from worker.runtime import Runtime, install
 
     settings = Settings()
     runtime = Runtime.from_settings(settings)
@@ -197,10 +195,10 @@ def rq_noop_overhead(redis_url: str, count: int) -> None:
     """Part 2 (its own process): seconds per no-op job for each worker class, as JSON."""
     # What a ``compaction worker`` process holds once it has run a job: the command, and the
     # LLM SDKs (imported on the first job since they load lazily); the fork copies all of it.
-    from worker.cli import worker as _cli  # noqa: F401
+    from cli import worker as _cli  # noqa: F401
+    from service.settings import Settings
     from worker.llm import anthropic_client, openai_client  # noqa: F401
     from worker.runtime import Runtime, install
-    from worker.settings import Settings
 
     install(Runtime.from_settings(Settings()))
     connection = redis.Redis.from_url(redis_url)

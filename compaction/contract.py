@@ -158,28 +158,3 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     }
     schemas["event.schema.json"] = _EVENTS.json_schema(by_alias=True)
     return schemas
-
-
-# Names other programs rely on (DESIGN §6); the prefix is configurable ("compaction").
-QUEUE = "compaction"
-JOB_FUNCTION = "worker.jobs.compaction_requested"
-
-
-def lock_key(prefix: str, session_id: str) -> str:
-    return f"{prefix}:lock:{session_id}"
-
-
-def pending_key(prefix: str, session_id: str) -> str:
-    return f"{prefix}:pending:{session_id}"
-
-
-def events_channel(prefix: str) -> str:
-    return f"{prefix}:events"
-
-
-def events_stream(prefix: str) -> str:
-    return f"{prefix}:events:stream"
-
-
-def requests_stream(prefix: str) -> str:
-    return f"{prefix}:requests"

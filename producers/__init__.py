@@ -11,9 +11,9 @@ from compaction.messages import Message
 from producers import tokens, trigger, wait
 from producers.commands import SlashCommand, parse_slash_command
 from producers.context import Producers, configure, default
-from producers.enqueue import EnqueueResult
 from producers.relay import EventRelay
 from producers.trigger import TriggerResult
+from service.queue import EnqueueResult
 
 
 def check_and_enqueue(

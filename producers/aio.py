@@ -7,24 +7,21 @@ the stream with ``redis.asyncio`` directly.
 from __future__ import annotations
 
 import asyncio
-import logging
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from compaction.contract import AnyEvent, TokenUpdate, TokenUsage, events_stream
+from compaction.contract import AnyEvent, TokenUpdate, TokenUsage
 from compaction.messages import Message
 from producers import tokens, trigger
-from producers.context import Producers, default, text
-from producers.enqueue import EnqueueResult, pending_request, running_request
-from producers.relay import MAX_BACKOFF_S, _event, block_ms, read_batch
+from producers.context import Producers, default
 from producers.trigger import TriggerResult
-from producers.wait import is_final_for
-
-log = logging.getLogger(__name__)
+from producers.wait import RECENT, no_final_event
+from service.events import StreamCursor, final_among, is_final_for, newest_id
+from service.keys import events_stream
+from service.queue import EnqueueResult, queued_or_running
+from service.redis import async_stream_client
 
 
 async def check_and_enqueue(
@@ -70,16 +67,13 @@ class AsyncEventRelay:
         self.ctx = ctx or default()
         self.session_id = session_id
         self.stream = events_stream(self.ctx.settings.channel_prefix)
-        self.client = aioredis.Redis.from_url(
-            self.ctx.settings.redis_url, socket_timeout=None, socket_connect_timeout=5
-        )
+        self.client = async_stream_client(self.ctx.settings.redis_url)
         self.last_id: str | None = None
         self._closed = asyncio.Event()
 
     async def start(self) -> AsyncEventRelay:
         """Fix the position: events published after this are delivered."""
-        newest: Any = await self.client.xrevrange(self.stream, count=1)
-        self.last_id = text(newest[0][0]) if newest else "0-0"
+        self.last_id = newest_id(await self.client.xrevrange(self.stream, count=1))
         return self
 
     async def __aenter__(self) -> AsyncEventRelay:
@@ -95,41 +89,32 @@ class AsyncEventRelay:
     async def events(self, timeout: float | None = None) -> AsyncIterator[AnyEvent]:
         if self.last_id is None:
             await self.start()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        backoff = 0.1
-        while not self._closed.is_set():
-            block = block_ms(deadline)
-            if block is None:
-                return
+        cursor = StreamCursor(self.stream, self.last_id or "0-0", self.session_id, timeout)
+        while not self._closed.is_set() and (block := cursor.block()) is not None:
             try:
-                batches: Any = await self.client.xread(
-                    {self.stream: self.last_id or "0-0"}, count=100, block=block
-                )
-                backoff = 0.1
+                batches: Any = await self.client.xread(cursor.streams(), count=100, block=block)
             except RedisConnectionError as err:
-                log.warning("event relay reconnecting", extra={"fields": {"error": str(err)}})
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                await asyncio.sleep(cursor.failed(err))
                 continue
-            self.last_id, events = read_batch(batches, self.session_id, self.last_id or "0-0")
-            for event in events:
+            for event in cursor.take(batches):
+                self.last_id = cursor.last_id
                 yield event
+            self.last_id = cursor.last_id
 
 
 async def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEvent | None:
     ctx = default()
     request_id = await asyncio.to_thread(
-        lambda: pending_request(ctx, session_id) or running_request(ctx, session_id)
+        queued_or_running, ctx.redis, ctx.settings.channel_prefix, session_id
     )
     if request_id is None:
         return None
     async with AsyncEventRelay(session_id, ctx=ctx) as relay:
-        recent: Any = await relay.client.xrevrange(relay.stream, count=500)
-        for _entry, fields in recent or []:
-            event = _event(fields)
-            if event is not None and is_final_for(event, session_id, request_id):
-                return event
+        recent: Any = await relay.client.xrevrange(relay.stream, count=RECENT)
+        found = final_among(recent, session_id, request_id)
+        if found is not None:
+            return found
         async for event in relay.events(timeout):
             if is_final_for(event, session_id, request_id):
                 return event
-    raise TimeoutError(f"no final event for session {session_id!r} within {timeout:g} s")
+    raise TimeoutError(no_final_event(session_id, timeout))

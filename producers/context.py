@@ -10,8 +10,9 @@ import redis
 
 from compaction.tokens import TextEstimator
 from producers.estimate import SessionEstimates
+from service.redis import redis_client
+from service.settings import Settings
 from store import Store, make_sessionmaker
-from worker.settings import Settings
 
 
 @dataclass
@@ -29,20 +30,11 @@ class Producers:
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Producers:
         settings = settings or Settings()
-        client = redis.Redis.from_url(
-            settings.redis_url,
-            socket_timeout=10,
-            socket_connect_timeout=5,
-            health_check_interval=30,
-        )
         return cls(
-            settings=settings, store=Store(make_sessionmaker(settings.database_url)), redis=client
+            settings=settings,
+            store=Store(make_sessionmaker(settings.database_url)),
+            redis=redis_client(settings.redis_url),
         )
-
-
-def text(value: bytes | str) -> str:
-    """Redis answers bytes unless told otherwise."""
-    return value.decode() if isinstance(value, bytes) else value
 
 
 _default: Producers | None = None

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from compaction.contract import ContextUsage, TokenUpdate, TokenUsage
 from producers.context import Producers
 from producers.trigger import session_context, used_tokens
-from worker.events import EventPublisher
+from service.events import EventPublisher
 
 
 def token_update(

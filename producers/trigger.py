@@ -14,7 +14,7 @@ from compaction.messages import Message
 from compaction.tokens import estimate_tokens
 from compaction.windows import context_window
 from producers.context import Producers
-from producers.enqueue import EnqueueResult, pending_request, running_request, submit
+from service.queue import EnqueueResult, pending_request, running_request, submit
 from store.records import AgentSettings, SessionInfo
 
 TriggerStatus = Literal["enqueued", "already_pending", "in_flight", "below_threshold", "suppressed"]
@@ -159,10 +159,10 @@ def check_and_enqueue(
     if used < threshold:
         return result("below_threshold")
     # Cheapest first: two Redis reads before the database's run history.
-    pending = pending_request(ctx, session_id)
+    pending = pending_request(ctx.redis, ctx.settings.channel_prefix, session_id)
     if pending is not None:
         return result("already_pending", pending)
-    running = running_request(ctx, session_id)
+    running = running_request(ctx.redis, ctx.settings.channel_prefix, session_id)
     if running is not None:
         return result("in_flight", running)
     recent = [
@@ -175,7 +175,7 @@ def check_and_enqueue(
     request = CompactionRequested(
         session_id=session_id, reason="auto", model=session.model, context_window=session.window
     )
-    outcome = submit(ctx, request)
+    outcome = submit(ctx.redis, ctx.settings, request)
     return result(outcome.status, outcome.request_id)
 
 
@@ -191,4 +191,4 @@ def request_manual(
     request = CompactionRequested(
         session_id=session_id, reason="manual", focus=focus or None, context_window=context_window
     )
-    return submit(ctx, request)
+    return submit(ctx.redis, ctx.settings, request)

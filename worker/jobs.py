@@ -32,11 +32,11 @@ from compaction.contract import (
     ContextUsage,
     TokenUpdate,
     TokenUsage,
-    pending_key,
 )
 from compaction.errors import CompactionError
 from compaction.prompts import Language, detect_language
 from compaction.windows import context_window
+from service.keys import pending_key
 from store.compactions import plan_compaction
 from store.records import StoredMessage
 from worker import metrics, texts

@@ -1,39 +1,27 @@
-"""The per-session Redis lock (DESIGN §1, §7).
+"""The per-session Redis lock (docs/architecture.md, "The job").
 
-Non-blocking (a held lock means ``compaction_skipped``), owned by a random token rather than a
-thread, so the heartbeat thread can renew it while the job waits on the LLM. The TTL is short,
-for quick recovery when a worker dies; renewal keeps it alive while the holder works. A renewal
-that finds the lock gone marks it lost, and the job then writes nothing.
+redis-py's ``Lock``, non-blocking (a held lock means ``compaction_skipped``) and not thread-local,
+so the heartbeat thread renews the same token while the job waits on the LLM. The token names
+the request that holds the lock (``service.keys.lock_token``), so a gateway waiting on the
+session can tell which request runs. The TTL is short, for quick recovery when a worker dies;
+renewal keeps it alive while the holder works. A renewal that finds the lock gone marks it
+lost, and the job then writes nothing.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
+import structlog
+from redis.lock import Lock
 
-from compaction.contract import lock_key
 from compaction.errors import LockLost
+from service.keys import lock_key, lock_token
 
-log = logging.getLogger(__name__)
-
-# Compare-and-act on the token: only the holder may renew or release.
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('del', KEYS[1])
-end
-return 0
-"""
+log = structlog.get_logger(__name__)
 
 
 class SessionLock:
@@ -46,33 +34,33 @@ class SessionLock:
         prefix: str = "compaction",
         owner: str = "",
     ) -> None:
-        self.client = client
         self.key = lock_key(prefix, session_id)
-        self.ttl_ms = max(1, int(ttl_s * 1000))
-        # "<request id>:<random>": a gateway waiting on the session can tell which request runs.
-        self.token = f"{owner}:{uuid.uuid4().hex}"
+        self.ttl_s = max(0.001, ttl_s)
+        self.token = lock_token(owner)
         self.lost = threading.Event()
-        self._renew = client.register_script(_RENEW)
-        self._release = client.register_script(_RELEASE)
+        self._lock = Lock(client, self.key, timeout=self.ttl_s, blocking=False, thread_local=False)
 
     def acquire(self) -> bool:
-        return bool(self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        return bool(self._lock.acquire(token=self.token))
 
     def renew(self) -> bool:
+        """Reset the TTL if this lock still holds the key; mark it lost otherwise."""
         try:
-            ok = bool(self._renew(keys=[self.key], args=[self.token, self.ttl_ms]))
+            self._lock.reacquire()
+            return True
+        except redis.exceptions.LockError as err:
+            log.warning("lock lost", key=self.key, error=str(err))
         except redis.RedisError as err:
-            log.warning("lock renewal failed", extra={"key": self.key, "error": str(err)})
-            ok = False
-        if not ok:
-            self.lost.set()
-        return ok
+            log.warning("lock renewal failed", key=self.key, error=str(err))
+        self.lost.set()
+        return False
 
     def release(self) -> bool:
         try:
-            return bool(self._release(keys=[self.key], args=[self.token]))
-        except redis.RedisError:
-            return False  # it expires on its own
+            self._lock.release()
+            return True
+        except redis.RedisError:  # not ours any more, or Redis is away: it expires on its own
+            return False
 
     def check(self) -> None:
         """Raise ``LockLost`` when the lock was lost: call before writing anything."""
@@ -84,7 +72,7 @@ class SessionLock:
 def heartbeat(lock: SessionLock) -> Iterator[SessionLock]:
     """Renew ``lock`` every third of its TTL until the block ends, then release it."""
     stop = threading.Event()
-    interval = lock.ttl_ms / 3000
+    interval = lock.ttl_s / 3
 
     def beat() -> None:
         while not stop.wait(interval):

@@ -16,20 +16,14 @@ from dataclasses import dataclass, field
 
 import redis
 
+from service.events import EventPublisher
+from service.redis import redis_client
+from service.settings import Settings
 from store import Store, make_sessionmaker
 from store.records import ChannelConfig
-from worker.events import EventPublisher
 from worker.llm import ChatClient, build_client
-from worker.settings import Settings
 
 ClientFactory = Callable[[ChannelConfig], ChatClient]
-
-
-def redis_client(url: str) -> redis.Redis:
-    # Short socket timeouts: a dead Redis fails a call quickly instead of hanging a job.
-    return redis.Redis.from_url(
-        url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
-    )
 
 
 @dataclass

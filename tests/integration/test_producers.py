@@ -16,23 +16,23 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 from sqlalchemy import text
 
-from compaction.contract import lock_key, pending_key, requests_stream
 from compaction.errors import SessionNotFound, SystemPromptTooLarge
 from producers import trigger
 from producers.context import Producers
-from producers.enqueue import compaction_queue
-from producers.ingress import Ingress, dead_stream
 from producers.relay import EventRelay
 from producers.tokens import publish_token_update
 from producers.wait import wait_for_compaction
+from service.events import EventPublisher
+from service.keys import dead_stream, lock_key, lock_token, pending_key, requests_stream
+from service.queue import compaction_queue
+from service.settings import Settings
 from store import Store, make_engine, make_sessionmaker
 from store.models import Base
 from tests.fakes import conversation
 from tests.llm_server import FakeLLM, Reply, serve
 from tests.services import PrivateRedis
-from worker.events import EventPublisher
+from worker.ingress import Ingress
 from worker.runtime import Runtime, install
-from worker.settings import Settings
 
 REDIS_URL = "redis://127.0.0.1:6379/11"
 
@@ -110,7 +110,7 @@ def test_enqueued_then_already_pending_then_in_flight(ctx: Producers) -> None:
     again = trigger.check_and_enqueue(ctx, session_id)
     assert again.status == "already_pending" and again.request_id == first.request_id
     ctx.redis.delete(pending_key("compaction", session_id))
-    ctx.redis.set(lock_key("compaction", session_id), "req-42:token")
+    ctx.redis.set(lock_key("compaction", session_id), lock_token("req-42"))
     running = trigger.check_and_enqueue(ctx, session_id)
     assert running.status == "in_flight" and running.request_id == "req-42"
     assert len(compaction_queue(ctx.redis)) == 1  # nothing more was queued
@@ -330,7 +330,7 @@ def trigger_event(session_id: str, used: int) -> object:
 
 def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
     session_id = session_with(ctx, 12)
-    ingress = Ingress(ctx, block_ms=100)
+    ingress = Ingress(ctx.settings, ctx.redis, block_ms=100)
     stream = requests_stream("compaction")
     valid = json.dumps(
         {

@@ -2,7 +2,7 @@
 real Redis and a PostgreSQL database of this module, with the fake auxiliary model
 (``tests/llm_server.py``) served from the test process.
 
-Covered: a job enqueued by ``producers.enqueue`` ends ``compaction_done`` in another process;
+Covered: a job enqueued by ``service.queue`` ends ``compaction_done`` in another process;
 ``kill -9`` during the LLM call leaves the history as it was, the lock expires after its TTL
 and a fresh worker compacts the session; a pending key stops blocking after its TTL; a worker
 outlives a Redis restart between two jobs and Redis going down while a job runs;
@@ -33,14 +33,9 @@ import pytest
 import redis
 from rq import Worker
 
-from compaction.contract import (
-    FINAL_EVENTS,
-    CompactionRequested,
-    events_stream,
-    lock_key,
-    pending_key,
-)
-from producers.enqueue import compaction_queue, enqueue
+from compaction.contract import FINAL_EVENTS, CompactionRequested
+from service.keys import events_stream, lock_key, pending_key
+from service.queue import compaction_queue, enqueue
 from store import Store, make_sessionmaker
 from store.migrate import upgrade
 from store.records import StoredMessage

@@ -17,16 +17,18 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
+from cli.schemas import render
 from compaction.contract import (
     CompactionDone,
     CompactionFailed,
     CompactionRequested,
     CompactionSkipped,
     json_schemas,
-    lock_key,
 )
 from compaction.errors import LlmError
 from compaction.messages import Message
+from service.keys import lock_key
+from service.logs import JsonFormatter
 from tests.fakes import conversation
 from tests.integration.helpers import snapshot
 from tests.integration.worker_helpers import (
@@ -40,9 +42,7 @@ from tests.integration.worker_helpers import (
 )
 from tests.llm_server import DEFAULT_SUMMARY, FakeLLM, Reply
 from worker import jobs
-from worker.cli.schemas import render
 from worker.jobs import run
-from worker.logs import JsonFormatter
 from worker.metrics import RedisCollector
 
 pytestmark = pytest.mark.integration

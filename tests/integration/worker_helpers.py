@@ -18,20 +18,14 @@ import redis
 from sqlalchemy import Engine
 
 from compaction import estimate_messages_tokens
-from compaction.contract import (
-    AnyEvent,
-    CompactionFailed,
-    CompactionRequested,
-    events_stream,
-    lock_key,
-    parse_event,
-)
+from compaction.contract import AnyEvent, CompactionFailed, CompactionRequested, parse_event
 from compaction.messages import Message
+from service.events import EventPublisher
+from service.keys import events_stream, lock_key
+from service.settings import Settings
 from store import ChannelConfig, Store, StoredMessage
 from tests.llm_server import FakeLLM, Recorded, Reply
-from worker.events import EventPublisher
 from worker.runtime import Runtime
-from worker.settings import Settings
 
 #: A Redis database of its own (flushed before each test); other suites use 10 to 13.
 REDIS_URL = "redis://127.0.0.1:6379/14"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.settings import Settings
 from store.records import ChannelConfig
 from worker.llm.base import ChatClient, Completion, LlmSummarizer
-from worker.settings import Settings
 
 DEEPSEEK_URL = "https://api.deepseek.com"
 

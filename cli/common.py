@@ -10,9 +10,9 @@ from typing import Any, TextIO
 from sqlalchemy.engine import make_url
 
 from producers.context import Producers
+from service.settings import Settings
 from store import Store, make_sessionmaker
 from store.migrate import upgrade
-from worker.settings import Settings
 
 
 def prepare_database(url: str) -> None:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import redis
 from sqlalchemy.exc import SQLAlchemyError
 
+from cli import compact, demo, ingress, migrate, schemas, sessions, settings_cmds, worker
 from compaction.errors import CompactionError
-from worker.cli import compact, demo, ingress, migrate, schemas, sessions, settings_cmds, worker
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any, TextIO
 
+from cli.common import open_store, print_json
 from store.records import ChannelConfig, mask
-from worker.cli.common import open_store, print_json
 
 
 def register(commands: Any) -> None:

@@ -6,9 +6,10 @@ import argparse
 import signal
 from typing import Any
 
-from producers.context import Producers
-from producers.ingress import Ingress
-from worker import logs
+from service import logs
+from service.redis import redis_client
+from service.settings import Settings
+from worker.ingress import Ingress
 
 
 def register(commands: Any) -> None:
@@ -19,7 +20,8 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logs.configure(args.log_level)
-    ingress = Ingress(Producers.from_settings())
+    settings = Settings()
+    ingress = Ingress(settings, redis_client(settings.redis_url))
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: ingress.stop.set())
     ingress.run()

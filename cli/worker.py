@@ -20,10 +20,11 @@ from rq import SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 from rq.worker_pool import WorkerPool
 
-from worker import logs
+from service import logs
+from service.redis import redis_client
+from service.settings import Settings
 from worker.metrics import RedisCollector
-from worker.runtime import Runtime, install, redis_client
-from worker.settings import Settings
+from worker.runtime import Runtime, install
 
 log = logging.getLogger("compaction.worker")
 MAX_BACKOFF_S = 10.0

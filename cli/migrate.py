@@ -9,8 +9,8 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import make_url
 
+from service.settings import Settings
 from store.migrate import upgrade
-from worker.settings import Settings
 
 
 def register(commands: Any) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from cli.common import open_producers, open_store, print_json
 from compaction.errors import InvalidRequest
 from compaction.formats import from_openai, to_openai
 from compaction.messages import Message
@@ -17,7 +18,6 @@ from compaction.validate import problems
 from producers.context import Producers
 from producers.trigger import session_context
 from store.records import StoredMessage
-from worker.cli.common import open_producers, open_store, print_json
 
 
 def register(commands: Any) -> None:

@@ -19,15 +19,12 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from compaction.contract import (
-    CompactionFailed,
-    CompactionRequested,
-    CompactionSkipped,
-    requests_stream,
-)
-from producers.context import Producers
-from producers.enqueue import submit
-from worker.events import EventPublisher
+from compaction.contract import CompactionFailed, CompactionRequested, CompactionSkipped
+from service.events import EventPublisher
+from service.keys import dead_stream, requests_stream
+from service.queue import submit
+from service.redis import stream_client
+from service.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -35,25 +32,24 @@ GROUP = "compaction-ingress"
 MAX_BACKOFF_S = 5.0
 
 
-def dead_stream(prefix: str) -> str:
-    return f"{requests_stream(prefix)}:dead"
-
-
 class Ingress:
     def __init__(
-        self, ctx: Producers, *, consumer: str | None = None, block_ms: int = 2_000
+        self,
+        settings: Settings,
+        redis_client: redis.Redis,
+        *,
+        consumer: str | None = None,
+        block_ms: int = 2_000,
     ) -> None:
-        self.ctx = ctx
-        prefix = ctx.settings.channel_prefix
+        self.settings, self.redis = settings, redis_client
+        prefix = settings.channel_prefix
         self.stream, self.dead = requests_stream(prefix), dead_stream(prefix)
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"
         self.block_ms = block_ms
         # Blocking reads: no socket timeout on this client.
-        self.client = redis.Redis.from_url(
-            ctx.settings.redis_url, socket_timeout=None, socket_connect_timeout=5
-        )
+        self.client = stream_client(settings.redis_url)
         self.publisher = EventPublisher(
-            ctx.redis, prefix=prefix, stream_maxlen=ctx.settings.events_stream_maxlen
+            redis_client, prefix=prefix, stream_maxlen=settings.events_stream_maxlen
         )
         self.stop = threading.Event()
 
@@ -99,7 +95,7 @@ class Ingress:
             self._dead(entry_id, raw, err)
         else:
             try:
-                outcome = submit(self.ctx, request)
+                outcome = submit(self.redis, self.settings, request)
             except redis.ConnectionError:
                 return  # not acknowledged: read again after reconnecting
             if outcome.status != "enqueued":

@@ -22,19 +22,19 @@ import redis
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
+from cli.common import prepare_database
+from cli.sessions import read_transcript
 from compaction import estimate_messages_tokens
 from compaction.contract import AnyEvent, CompactionDone
 from compaction.errors import NoAuxiliaryModel
 from producers import trigger
 from producers.context import Producers
-from producers.enqueue import compaction_queue
-from producers.relay import last_stream_id
+from service.events import EventPublisher, newest_id, read_batch
+from service.keys import events_stream
+from service.queue import compaction_queue
+from service.settings import Settings
 from store import Store, make_sessionmaker
-from worker.cli.common import prepare_database
-from worker.cli.sessions import read_transcript
-from worker.events import EventPublisher
 from worker.runtime import Runtime, install
-from worker.settings import Settings
 
 BUNDLED = {"en": "msa_deepseek-chat_pydicom-1139.json", "zh": "deerflow_5aa47db1_zh.json"}
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         name, messages = args.transcript.name, read_transcript(args.transcript)
     else:
         name = BUNDLED[args.language or "en"]
-        source = resources.files("worker.demo_data").joinpath(name)
+        source = resources.files("cli.demo_data").joinpath(name)
         with resources.as_file(source) as path:
             messages = read_transcript(path)
     session_id = store.create_session()
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     )
 
     ctx = Producers(settings=settings, store=store, redis=client)
-    since = last_stream_id(client, "compaction:events:stream")
+    stream = events_stream(settings.channel_prefix)
+    since = newest_id(client.xrevrange(stream, count=1))
     queued = trigger.request_manual(ctx, session_id)
     print(f"[3/5] /compact queued (request {queued.request_id})", file=out)
 
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         burst=True, logging_level="WARNING"
     )
     seconds = time.perf_counter() - started
-    events = _events(client, since)
+    events = _events(client, stream, since)
     for event in events:
         print(f"  event {event.type}{_event_detail(event)}", file=out)
     final = events[-2] if len(events) > 1 and events[-1].type == "token_update" else events[-1]
@@ -145,11 +146,9 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def _events(client: redis.Redis, since: str) -> list[AnyEvent]:
-    from producers.relay import _event  # the same parsing the relay uses
-
-    entries: Any = client.xrange("compaction:events:stream", min=f"({since}")
-    return [e for e in (_event(fields) for _id, fields in entries) if e is not None]
+def _events(client: redis.Redis, stream: str, since: str) -> list[AnyEvent]:
+    entries: Any = client.xrange(stream, min=f"({since}")
+    return read_batch([(stream, entries)], None, since)[1]
 
 
 def _event_detail(event: AnyEvent) -> str:

@@ -1,0 +1,53 @@
+"""Names other programs rely on (docs/architecture.md, "Redis keys"): the queue, the job's
+import path, every Redis key, and the lock token's format. One home: the worker, the producers
+and the ingress all build their names here; the prefix is a setting (``compaction``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+QUEUE = "compaction"
+JOB_FUNCTION = "worker.jobs.compaction_requested"
+
+
+def lock_key(prefix: str, session_id: str) -> str:
+    return f"{prefix}:lock:{session_id}"
+
+
+def pending_key(prefix: str, session_id: str) -> str:
+    return f"{prefix}:pending:{session_id}"
+
+
+def events_channel(prefix: str) -> str:
+    return f"{prefix}:events"
+
+
+def events_stream(prefix: str) -> str:
+    return f"{prefix}:events:stream"
+
+
+def requests_stream(prefix: str) -> str:
+    return f"{prefix}:requests"
+
+
+def dead_stream(prefix: str) -> str:
+    return f"{requests_stream(prefix)}:dead"
+
+
+def job_id(request_id: str) -> str:
+    return f"compaction-{request_id}"
+
+
+# The lock's value names the request that holds it, so a gateway waiting on the session can
+# tell which request runs. Request ids may hold ":", so the random part goes first (it never
+# does) and the token is split on the first ":" only.
+def lock_token(request_id: str) -> str:
+    """A fresh token for a lock held by ``request_id``: ``"<random hex>:<request id>"``."""
+    return f"{uuid.uuid4().hex}:{request_id}"
+
+
+def token_request(token: str) -> str:
+    """The request id inside a lock token (``"unknown"`` when the token names none)."""
+    _random, _sep, request_id = token.partition(":")
+    return request_id or "unknown"
