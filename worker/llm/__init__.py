@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from service.settings import Settings
 from store.records import ChannelConfig
-from worker.llm.base import ChatClient, Completion, LlmSummarizer
+from worker.llm.base import ChatClient, ClientOptions, Completion, LlmSummarizer
 
 DEEPSEEK_URL = "https://api.deepseek.com"
 
@@ -17,21 +15,19 @@ def build_client(channel: ChannelConfig, settings: Settings) -> ChatClient:
     from worker.llm.anthropic_client import AnthropicClient
     from worker.llm.openai_client import OpenAICompatibleClient
 
-    key = channel.api_key.get_secret_value() if channel.api_key else None
-    options: dict[str, Any] = {
-        "model": channel.model,
-        "api_key": key,
-        "timeout_s": settings.llm_timeout_s,
-        "max_retries": settings.llm_max_retries,
-        "temperature": settings.llm_temperature,
-        "thinking": settings.llm_thinking,
-    }
-    if channel.provider == "anthropic":
-        return AnthropicClient(base_url=channel.base_url, **options)
     default_url = DEEPSEEK_URL if channel.provider == "deepseek" else None
-    return OpenAICompatibleClient(
-        provider=channel.provider, base_url=channel.base_url or default_url, **options
+    options = ClientOptions(
+        model=channel.model,
+        api_key=channel.api_key.get_secret_value() if channel.api_key else None,
+        base_url=channel.base_url or default_url,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        temperature=settings.llm_temperature,
+        thinking=settings.llm_thinking,
     )
+    if channel.provider == "anthropic":
+        return AnthropicClient(options)
+    return OpenAICompatibleClient(channel.provider, options)
 
 
 __all__ = ["ChatClient", "Completion", "LlmSummarizer", "build_client"]

@@ -1,0 +1,72 @@
+"""What the providers' clients share (worker/llm/base.py): their options, with the key kept out
+of reprs, and the SDK errors mapped to the stable codes with the key scrubbed."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction.errors import LlmError, LlmTimeout
+from worker.llm.base import ClientOptions, SdkClient, SdkErrors
+
+KEY = "sk-test-" + "0123456789abcdef" * 2
+
+
+class Timeout(Exception):
+    pass
+
+
+class Status(Exception):
+    status_code = 401
+
+
+class Other(Exception):
+    pass
+
+
+class Client(SdkClient):
+    provider = "fake"
+    errors = SdkErrors(Timeout, Status, Other)
+
+
+def options(api_key: str | None = KEY) -> ClientOptions:
+    return ClientOptions(
+        model="m",
+        api_key=api_key,
+        base_url="http://127.0.0.1:9/v1",
+        timeout_s=3.0,
+        max_retries=1,
+        temperature=0.3,
+        thinking=False,
+    )
+
+
+def test_the_key_is_in_no_repr() -> None:
+    assert KEY not in repr(options())
+    assert repr(Client(options())) == "Client(provider='fake', model='m')"
+
+
+def test_sdk_kwargs_replace_a_missing_key() -> None:
+    assert options().sdk_kwargs(missing_key="unused") == {
+        "api_key": KEY,
+        "base_url": "http://127.0.0.1:9/v1",
+        "timeout": 3.0,
+        "max_retries": 1,
+    }
+    assert options(None).sdk_kwargs(missing_key="")["api_key"] == ""
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected", "message"),
+    [
+        (Timeout(f"read timed out {KEY}"), LlmTimeout, "fake: the auxiliary model timed out"),
+        (Status(f"bad key {KEY}\nbody"), LlmError, "fake answered 401: bad key [REDACTED]"),
+        (Other(f"connection refused {KEY}"), LlmError, "fake: connection refused [REDACTED]"),
+    ],
+)
+def test_sdk_errors_become_stable_codes_without_the_key(
+    raised: Exception, expected: type[Exception], message: str
+) -> None:
+    with pytest.raises(expected) as caught, Client(options()).calling():
+        raise raised
+    assert str(caught.value) == message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
