@@ -16,7 +16,6 @@ from compaction.messages import Message
 from compaction.tokens import estimate_tokens
 from compaction.validate import problems
 from producers.context import Producers
-from producers.trigger import session_context
 from store.records import StoredMessage
 
 
@@ -139,7 +138,7 @@ def run_history(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
 
 def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
     store = ctx.store
-    session = session_context(ctx, session_id)
+    session = ctx.contexts.resolve(session_id)
     estimate = ctx.estimator
     view = store.load_history(session_id)
     by_role: dict[str, int] = {}

@@ -1,4 +1,5 @@
-"""The resources the producers use, passed in (DESIGN §2): settings, the store, Redis. A gateway
+"""The resources the producers use, passed in (docs/architecture.md, "Layers"): settings, the
+store, Redis, and the per-instance caches (token estimates, session contexts). A gateway
 builds one ``Producers`` at start-up; the module-level functions of ``producers`` use a default
 one built from the settings on first use (or the one given to ``producers.configure``)."""
 
@@ -10,6 +11,8 @@ import redis
 
 from compaction.tokens import TextEstimator
 from producers.estimate import SessionEstimates
+from service.context import SessionContexts
+from service.defaults import Default
 from service.redis import redis_client
 from service.settings import Settings
 from store import Store, make_sessionmaker
@@ -23,9 +26,11 @@ class Producers:
     estimates: SessionEstimates = field(default_factory=SessionEstimates)
     #: built once: the threshold check runs before every model call
     estimator: TextEstimator = field(init=False, repr=False)
+    contexts: SessionContexts = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.estimator = self.settings.compaction_config().estimator()
+        self.contexts = SessionContexts(self.store, self.settings)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Producers:
@@ -37,16 +42,8 @@ class Producers:
         )
 
 
-_default: Producers | None = None
-
-
-def configure(producers: Producers | None) -> None:
-    global _default
-    _default = producers
-
-
-def default() -> Producers:
-    global _default
-    if _default is None:
-        _default = Producers.from_settings()
-    return _default
+_DEFAULT: Default[Producers] = Default(Producers.from_settings)
+#: install the ``Producers`` the module-level functions use (``None``: build from the settings)
+configure = _DEFAULT.set
+#: the ``Producers`` the module-level functions use
+default = _DEFAULT.get

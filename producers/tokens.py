@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from compaction.contract import ContextUsage, TokenUpdate, TokenUsage
+from compaction.errors import as_invalid_request
 from producers.context import Producers
-from producers.trigger import session_context, used_tokens
+from producers.trigger import used_tokens
 from service.events import EventPublisher
 
 
@@ -17,9 +18,10 @@ def token_update(
     model: str | None = None,
     usage: TokenUsage | Mapping[str, int] | None = None,
 ) -> TokenUpdate:
-    session = session_context(ctx, session_id, model)
+    with as_invalid_request("usage"):
+        current = usage if isinstance(usage, TokenUsage) else TokenUsage.model_validate(usage or {})
+    session = ctx.contexts.resolve(session_id, model=model)
     used, _system = used_tokens(ctx, session, None, None)
-    current = usage if isinstance(usage, TokenUsage) else TokenUsage.model_validate(usage or {})
     return TokenUpdate(
         session_id=session_id,
         current=current,

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal
 
-from compaction import antiloop
 from compaction.contract import CompactionRequested
-from compaction.errors import SystemPromptTooLarge
+from compaction.errors import SystemPromptTooLarge, as_invalid_request
 from compaction.messages import Message
 from compaction.tokens import estimate_tokens
-from compaction.windows import context_window
 from producers.context import Producers
+from service.context import SessionContext
 from service.queue import EnqueueResult, pending_request, running_request, submit
-from store.records import AgentSettings, SessionInfo
 
 TriggerStatus = Literal["enqueued", "already_pending", "in_flight", "below_threshold", "suppressed"]
-#: a session's agent and model change rarely; the check runs before every model call
-SETTINGS_CACHE_S = 5.0
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,66 +26,6 @@ class TriggerResult:
     threshold_tokens: int
     threshold_percent: int
     estimated: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class SessionContext:
-    info: SessionInfo
-    model: str | None
-    window: int
-    threshold_percent: int
-
-    @property
-    def threshold_tokens(self) -> int:
-        return self.window * self.threshold_percent // 100
-
-
-_agents: dict[str, tuple[float, AgentSettings | None]] = {}
-_sessions: dict[str, tuple[float, SessionInfo]] = {}
-
-
-def _cached(cache: dict[str, tuple[float, T]], key: str, load: Callable[[], T]) -> T:
-    hit = cache.get(key)
-    if hit is not None and time.monotonic() - hit[0] < SETTINGS_CACHE_S:
-        return hit[1]
-    value = load()
-    cache[key] = (time.monotonic(), value)
-    return value
-
-
-def session_context(
-    ctx: Producers,
-    session_id: str,
-    model: str | None = None,
-    window: int | None = None,
-    *,
-    fresh: bool = True,
-) -> SessionContext:
-    """Model, window and threshold: the request, then the model registry, then the agent,
-    then the settings (DESIGN §3). ``fresh=False`` may reuse what was read a moment ago (the
-    gateway passes the messages, so the row's counters are not needed)."""
-    if fresh:
-        info = ctx.store.get_session(session_id)
-        _sessions[session_id] = (time.monotonic(), info)
-    else:
-        info = _cached(_sessions, session_id, lambda: ctx.store.get_session(session_id))
-    agent_id = info.agent_id
-    agent = (
-        None
-        if agent_id is None
-        else _cached(_agents, agent_id, lambda: ctx.store.get_agent(agent_id))
-    )
-    model = model or info.model or (agent.model if agent else None)
-    window = (
-        window
-        or context_window(model, ctx.settings.model_windows)
-        or (agent.context_window if agent else None)
-        or ctx.settings.context_window
-    )
-    percent = (
-        agent.compaction_threshold_percent if agent else None
-    ) or ctx.settings.threshold_percent
-    return SessionContext(info, model, window, percent)
 
 
 def used_tokens(
@@ -143,7 +77,7 @@ def check_and_enqueue(
 ) -> TriggerResult:
     """Enqueue an auto compaction when the session reaches its threshold and none is running,
     queued, or suppressed by the anti-loop rule."""
-    session = session_context(ctx, session_id, model, fresh=messages is None)
+    session = ctx.contexts.resolve(session_id, model=model, fresh=messages is None)
     used, system = used_tokens(ctx, session, messages, system_prompt)
     threshold = session.threshold_tokens
 
@@ -165,16 +99,12 @@ def check_and_enqueue(
     running = running_request(ctx.redis, ctx.settings.channel_prefix, session_id)
     if running is not None:
         return result("in_flight", running)
-    recent = [
-        (r.tokens_before, r.tokens_after)
-        for r in ctx.store.runs(session_id)
-        if r.status == "succeeded" and r.tokens_before and r.tokens_after is not None
-    ]
-    if antiloop.suppressed(recent, used):
+    if ctx.contexts.suppressed(session_id, used):
         return result("suppressed")
-    request = CompactionRequested(
-        session_id=session_id, reason="auto", model=session.model, context_window=session.window
-    )
+    with as_invalid_request("compaction request"):  # a model name over 128 characters
+        request = CompactionRequested(
+            session_id=session_id, reason="auto", model=session.model, context_window=session.window
+        )
     outcome = submit(ctx.redis, ctx.settings, request)
     return result(outcome.status, outcome.request_id)
 
@@ -188,7 +118,11 @@ def request_manual(
 ) -> EnqueueResult:
     """``/compact``: always runs the whole pipeline, whatever the size (seed §2.2)."""
     ctx.store.get_session(session_id)  # session_not_found before anything is queued
-    request = CompactionRequested(
-        session_id=session_id, reason="manual", focus=focus or None, context_window=context_window
-    )
+    with as_invalid_request("compaction request"):  # a focus over 2000 characters, a window...
+        request = CompactionRequested(
+            session_id=session_id,
+            reason="manual",
+            focus=focus or None,
+            context_window=context_window,
+        )
     return submit(ctx.redis, ctx.settings, request)

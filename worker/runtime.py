@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import redis
 
+from service.context import SessionContexts
+from service.defaults import Default
 from service.events import EventPublisher
 from service.redis import redis_client
 from service.settings import Settings
@@ -39,6 +41,11 @@ class Runtime:
         default_factory=dict, repr=False
     )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: the one resolution of a session's window, threshold and protected head
+    contexts: SessionContexts = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.contexts = SessionContexts(self.store, self.settings)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -83,16 +90,12 @@ class Runtime:
             return self._clients[key]
 
 
-_current: Runtime | None = None
+def _from_environment() -> Runtime:
+    return Runtime.from_settings(Settings())
 
 
-def install(runtime: Runtime | None) -> None:
-    global _current
-    _current = runtime
-
-
-def current() -> Runtime:
-    global _current
-    if _current is None:
-        _current = Runtime.from_settings(Settings())
-    return _current
+_DEFAULT: Default[Runtime] = Default(_from_environment)
+#: install the runtime jobs use (tests; a worker process before its first job)
+install = _DEFAULT.set
+#: the runtime of this process, built from the settings on first use
+current = _DEFAULT.get

@@ -1,0 +1,133 @@
+"""A session's context, resolved one way for the producers and the worker (docs/architecture.md,
+"Settings"): its model, context window, threshold and protected head, and the anti-loop rule's
+input.
+
+Resolution order: the request's own values, then the model registry (``COMPACTION_MODEL_WINDOWS``
+over the built-in table), then the session's agent, then the settings. The session and agent
+rows are read through ``SessionContexts``, which caches them per instance, bounded in size and
+age: the threshold check runs before every model call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from cachetools import TTLCache
+
+from compaction import antiloop
+from compaction.windows import context_window
+from service.settings import Settings
+from store import Store
+from store.records import AgentSettings, SessionInfo
+
+T = TypeVar("T")
+
+#: a session's agent and model change rarely; the check runs before every model call
+CACHE_S = 5.0
+CACHE_SIZE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    info: SessionInfo
+    agent: AgentSettings | None
+    model: str | None
+    window: int
+    threshold_percent: int
+    protect_first_n: int
+
+    @property
+    def threshold_tokens(self) -> int:
+        return self.window * self.threshold_percent // 100
+
+
+def resolve_context(
+    settings: Settings,
+    info: SessionInfo,
+    agent: AgentSettings | None,
+    *,
+    model: str | None = None,
+    window: int | None = None,
+) -> SessionContext:
+    """The one rule: a request's values, the registry, the agent, the settings."""
+    model = model or info.model or (agent.model if agent else None)
+    window = (
+        window
+        or context_window(model, settings.model_windows)
+        or (agent.context_window if agent else None)
+        or settings.context_window
+    )
+    threshold = (agent.compaction_threshold_percent if agent else None) or (
+        settings.threshold_percent
+    )
+    protect = (agent.compaction_protect_first_n if agent else None) or settings.protect_first_n
+    return SessionContext(info, agent, model, window, threshold, protect)
+
+
+class SessionContexts:
+    """Reads sessions' contexts through ``store``; rows cached per instance (``CACHE_SIZE``
+    entries, ``CACHE_S`` seconds)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        cache_s: float = CACHE_S,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self._sessions: TTLCache[str, SessionInfo] = TTLCache(cache_size, cache_s)
+        self._agents: TTLCache[str, AgentSettings | None] = TTLCache(cache_size, cache_s)
+        self._lock = threading.Lock()
+
+    def resolve(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        window: int | None = None,
+        fresh: bool = True,
+    ) -> SessionContext:
+        """``fresh=False`` may reuse the session row read a moment ago (a gateway that passes
+        the messages needs no row counters); the agent's settings may always be that old."""
+        if fresh:
+            info = self.store.get_session(session_id)
+            self._put(self._sessions, session_id, info)
+        else:
+            info = self._cached(self._sessions, session_id, self.store.get_session)
+        agent_id = info.agent_id
+        agent = None if agent_id is None else self._cached(self._agents, agent_id, self._agent)
+        return resolve_context(self.settings, info, agent, model=model, window=window)
+
+    def suppressed(self, session_id: str, tokens: int) -> bool:
+        """The anti-loop rule on the session's latest succeeded compactions."""
+        recent = [
+            (r.tokens_before, r.tokens_after)
+            for r in self.store.runs(session_id)
+            if r.status == "succeeded" and r.tokens_before and r.tokens_after is not None
+        ]
+        return antiloop.suppressed(recent, tokens)
+
+    def _agent(self, agent_id: str) -> AgentSettings | None:
+        return self.store.get_agent(agent_id)
+
+    def _cached(self, cache: TTLCache[str, Any], key: str, load: Callable[[str], T]) -> T:
+        with self._lock:
+            hit = cache.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit  # type: ignore[no-any-return]
+        value = load(key)
+        self._put(cache, key, value)
+        return value
+
+    def _put(self, cache: TTLCache[str, Any], key: str, value: object) -> None:
+        with self._lock:
+            cache[key] = value
+
+
+_MISSING = object()

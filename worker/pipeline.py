@@ -1,0 +1,234 @@
+"""The phases of one locked run (docs/architecture.md, "The job"), each a small function
+returning what the next one needs: load the session, decide whether an auto request stops,
+announce, compact, write in one fenced transaction, and say what happened.
+
+``worker.jobs`` takes the lock and turns failures into events; this module is the straight
+path through a run that succeeds or stops early.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from compaction import CompactionConfig, CompactionResult, compact, estimate_messages_tokens
+from compaction.contract import (
+    AnyEvent,
+    CompactionDone,
+    CompactionRequested,
+    CompactionSkipped,
+    CompactionStart,
+    ContextUsage,
+    TokenUpdate,
+    TokenUsage,
+)
+from compaction.messages import Message
+from compaction.prompts import Language, detect_language
+from service.context import SessionContext
+from store.compactions import plan_compaction
+from store.records import AppliedCompaction, StoredMessage
+from worker import metrics, texts
+from worker.lock import SessionLock
+from worker.runtime import Runtime
+from worker.summarizers import ChannelSummarizer
+
+log = structlog.get_logger("compaction.job")
+
+
+class JobRun:
+    """One run of one request: its timings, its log fields, and how it ends."""
+
+    def __init__(self, runtime: Runtime, request: CompactionRequested) -> None:
+        self.runtime = runtime
+        self.request = request
+        self.started = time.perf_counter()
+        self.started_at = datetime.now(UTC)
+        self.language: Language = "en"
+        self.fields: dict[str, Any] = {
+            "session": request.session_id,
+            "request": request.request_id,
+            "reason": request.reason,
+        }
+
+    def event_fields(self) -> dict[str, Any]:
+        return {
+            "session_id": self.request.session_id,
+            "request_id": self.request.request_id,
+            "reason": self.request.reason,
+        }
+
+    def finish(self, event: AnyEvent, **fields: Any) -> AnyEvent:
+        """Publish the final event, log the run, count it."""
+        self.runtime.publisher.publish(event)
+        seconds = time.perf_counter() - self.started
+        code = getattr(event, "code", None)
+        self.fields.update(outcome=event.type, code=code, seconds=round(seconds, 3), **fields)
+        log.info("compaction job", **self.fields)
+        saved = event.tokens_before - event.tokens_after if isinstance(event, CompactionDone) else 0
+        metrics.record(event.type.removeprefix("compaction_"), code or "", seconds, saved)
+        return event
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """The session as the run found it."""
+
+    context: SessionContext
+    view: list[StoredMessage]
+    messages: list[Message]
+    config: CompactionConfig
+
+
+def load(job: JobRun) -> Loaded:
+    """The session's context and compacted view; the language detected once, for the core and
+    for the user's event rows."""
+    runtime, request = job.runtime, job.request
+    settings = runtime.settings
+    context = runtime.contexts.resolve(
+        request.session_id, model=request.model, window=request.context_window
+    )
+    view = runtime.store.load_history(request.session_id)
+    messages = [stored.message for stored in view]
+    job.language = (
+        detect_language(messages)
+        if settings.summary_language == "auto"
+        else settings.summary_language
+    )
+    config = settings.compaction_config(
+        context_window=context.window,
+        threshold_percent=context.threshold_percent,
+        protect_first_n=context.protect_first_n,
+        summary_language=job.language,
+    )
+    return Loaded(context, view, messages, config)
+
+
+def auto_skip(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
+    """Why an auto request stops before anything is announced: under the threshold, or the
+    anti-loop rule. Manual requests always run."""
+    if job.request.reason != "auto":
+        return None
+    config = loaded.config
+    tokens = estimate_messages_tokens(loaded.messages, config.estimator())
+    if tokens < config.threshold_tokens:
+        detail = f"{tokens} tokens, under the threshold of {config.threshold_tokens}"
+        return CompactionSkipped(code="below_threshold", detail=detail, **job.event_fields())
+    if job.runtime.contexts.suppressed(job.request.session_id, tokens):
+        detail = "the last two compactions each saved under 10%"
+        return CompactionSkipped(code="suppressed", detail=detail, **job.event_fields())
+    return None
+
+
+def announce(job: JobRun) -> None:
+    """``compaction_start`` on the wire and the "compacting…" row for the user's screen."""
+    request = job.request
+    job.runtime.publisher.publish(CompactionStart(**job.event_fields()))
+    job.runtime.store.append_event(
+        request.session_id,
+        "start",
+        texts.started(job.language),
+        {"requestId": request.request_id, "reason": request.reason},
+    )
+
+
+def write(
+    job: JobRun, loaded: Loaded, result: CompactionResult, summarizer: ChannelSummarizer
+) -> AppliedCompaction:
+    """The result and the done row, in one transaction fenced by the version loaded."""
+    runtime, request = job.runtime, job.request
+    saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
+    event_text = texts.done(result.language, result.removed_count, saved)
+    event_payload = {
+        "requestId": request.request_id,
+        "removedCount": result.removed_count,
+        "tokensBefore": result.tokens_before,
+        "tokensAfter": result.tokens_after,
+    }
+    version = loaded.context.info.compaction_version
+    if not result.summarized:  # phase 1 alone (removed_count is 0)
+        return runtime.store.apply_pruning(
+            request.session_id,
+            expected_version=version,
+            pruned_ids=result.pruned_ids,
+            reason=request.reason,
+            request_id=request.request_id,
+            language=result.language,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+            worker=runtime.name,
+            event_text=event_text,
+            event_payload=event_payload,
+        )
+    plan = plan_compaction(
+        loaded.view,
+        result,
+        session_id=request.session_id,
+        expected_version=version,
+        reason=request.reason,
+        request_id=request.request_id,
+        model=summarizer.model,
+        worker=runtime.name,
+        started_at=job.started_at,
+        event_text=event_text,
+        event_payload=event_payload,
+    )
+    return runtime.store.apply_compaction(plan)
+
+
+def token_update(
+    job: JobRun, loaded: Loaded, result: CompactionResult, summarizer: ChannelSummarizer
+) -> TokenUpdate:
+    """The context bar's figures after the run."""
+    window = loaded.context.window
+    return TokenUpdate(
+        current=TokenUsage(
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            total_tokens=result.input_tokens + result.output_tokens,
+            api_calls=summarizer.calls,
+        ),
+        context=ContextUsage(
+            used_tokens=result.tokens_after,
+            max_tokens=window,
+            percent=round(100 * result.tokens_after / window, 1),
+            threshold_percent=loaded.config.threshold_percent,
+        ),
+        **job.event_fields(),
+    )
+
+
+def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
+    """The pipeline, under the session's lock: nothing is written by a worker that lost it."""
+    request = job.request
+    loaded = load(job)
+    skipped = auto_skip(job, loaded)
+    if skipped is not None:
+        return job.finish(skipped)
+    announce(job)
+    summarizer = ChannelSummarizer(job.runtime, loaded.context.info.agent_id)
+    result = compact(
+        loaded.messages, loaded.config, summarizer, reason=request.reason, focus=request.focus
+    )
+    job.fields.update(
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+        phases={k: round(v, 4) for k, v in result.timings.items()},
+    )
+    lock.check()
+    applied = write(job, loaded, result, summarizer)
+    done = CompactionDone(
+        removed_count=applied.removed_count,
+        summary_message_id=applied.summary_message_id or None,
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+        pruned_count=applied.pruned_count,
+        run_id=applied.run_id,
+        **job.event_fields(),
+    )
+    job.finish(done, run=applied.run_id)
+    job.runtime.publisher.publish(token_update(job, loaded, result, summarizer))
+    return done
