@@ -1,0 +1,79 @@
+"""The rules the producers and the worker share, through their real paths: one resolution of a
+session's window (``COMPACTION_MODEL_WINDOWS`` included) and the lock token that names the
+running request (request ids holding ":" included)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from compaction.contract import CompactionDone
+from producers import trigger
+from producers.context import Producers
+from producers.wait import wait_for_compaction
+from tests.fakes import conversation
+from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
+from worker.jobs import run
+from worker.lock import SessionLock
+
+pytestmark = pytest.mark.integration
+
+#: a model the built-in registry does not know
+UNKNOWN_MODEL = "acme-tiny-chat"
+
+
+def test_a_model_known_only_to_model_windows_compacts_in_the_worker(h: Harness) -> None:
+    """The worker once resolved the window without ``COMPACTION_MODEL_WINDOWS``: at 200k the
+    tail covered the whole conversation and ``/compact`` answered ``nothing_to_compact``."""
+    runtime = h.runtime(context_window=200_000, model_windows={UNKNOWN_MODEL: 4_000})
+    h.channel()
+    session_id = h.store.create_session(model=UNKNOWN_MODEL)
+    h.store.append_messages(session_id, conversation(12))
+
+    final = run(runtime, manual(session_id))
+
+    assert isinstance(final, CompactionDone), final
+    assert final.removed_count > 0
+
+
+def test_producer_and_worker_resolve_the_same_context(h: Harness) -> None:
+    runtime = h.runtime(context_window=200_000, model_windows={UNKNOWN_MODEL: 4_000})
+    producers = Producers(settings=runtime.settings, store=h.store, redis=h.redis)
+    session_id = h.store.create_session(model=UNKNOWN_MODEL)
+    h.store.append_messages(session_id, conversation(12))
+
+    checked = trigger.check_and_enqueue(producers, session_id)
+    worker_side = runtime.contexts.resolve(session_id)
+
+    assert checked.max_tokens == worker_side.window == 4_000
+    assert checked.threshold_tokens == worker_side.threshold_tokens
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize("request_id", ["gw:7:abc", "plain", "a:"])
+def test_waiting_on_a_request_whose_id_holds_colons_ends(h: Harness, request_id: str) -> None:
+    """The token once read "<request id>:<random>" split on the first ":", so a waiter looked
+    for "gw" and waited for a request that never ends."""
+    runtime = h.runtime()
+    producers = Producers(settings=runtime.settings, store=h.store, redis=h.redis)
+    session_id = h.session(conversation(3))
+    lock = SessionLock(h.redis, session_id, ttl_s=30, prefix=h.namespace.prefix, owner=request_id)
+    assert lock.acquire()
+    done = CompactionDone(
+        session_id=session_id,
+        request_id=request_id,
+        reason="manual",
+        removed_count=1,
+        tokens_before=10,
+        tokens_after=5,
+    )
+    publish = threading.Timer(0.2, runtime.publisher.publish, args=(done,))
+    publish.start()
+    try:
+        final = wait_for_compaction(producers, session_id, timeout=30)
+    finally:
+        publish.cancel()
+        lock.release()
+
+    assert final is not None and final.request_id == request_id
