@@ -1,4 +1,4 @@
-"""``compaction demo``: the whole pipeline on a bundled real transcript (DESIGN §8).
+"""``compaction demo``: the whole pipeline on a bundled real transcript.
 
 With nothing configured it needs no service and no key: a SQLite file in a temporary folder,
 an in-process Redis (fakeredis) with an in-process RQ worker, and the offline (extractive)
@@ -32,6 +32,7 @@ from producers.context import Producers
 from service.events import EventPublisher, newest_id, read_batch
 from service.keys import events_stream
 from service.queue import compaction_queue
+from service.redis import redis_client
 from service.settings import Settings
 from store import Store, make_sessionmaker
 from worker.runtime import Runtime, install
@@ -62,7 +63,7 @@ def _services(settings: Settings, out: TextIO) -> tuple[Settings, redis.Redis]:
     prepare_database(settings.database_url)
     client: redis.Redis
     if "COMPACTION_REDIS_URL" in os.environ:
-        client, where = redis.Redis.from_url(settings.redis_url), settings.redis_url
+        client, where = redis_client(settings.redis_url), settings.redis_url
     else:
         client, where = fakeredis.FakeRedis(), "in-process (fakeredis)"
     print(f"  database: {settings.database_url}", file=out)
@@ -90,7 +91,20 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         }
     )
     print(f"  summary:  {label}", file=out)
+    session_id, count_before = _import(args, store, out)
+    started = time.perf_counter()
+    events = _compact(settings, store, client, session_id, out)
+    seconds = time.perf_counter() - started
+    final = events[-2] if len(events) > 1 and events[-1].type == "token_update" else events[-1]
+    if not isinstance(final, CompactionDone):
+        print(f"compaction: the demo's compaction ended {final.type}", file=sys.stderr)
+        return 1
+    _report(store, settings, session_id, count_before, final, seconds, out)
+    return 0
 
+
+def _import(args: argparse.Namespace, store: Store, out: TextIO) -> tuple[str, int]:
+    """The transcript as a new session; its id and how many messages it holds."""
     if args.transcript:
         name, messages = args.transcript.name, read_transcript(args.transcript)
     else:
@@ -107,32 +121,44 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         f"(session {session_id})",
         file=out,
     )
+    return session_id, len(before)
 
+
+def _compact(
+    settings: Settings, store: Store, client: redis.Redis, session_id: str, out: TextIO
+) -> list[AnyEvent]:
+    """``/compact`` through the queue and an in-process worker; the events it published."""
     ctx = Producers(settings=settings, store=store, redis=client)
     stream = events_stream(settings.channel_prefix)
     since = newest_id(client.xrevrange(stream, count=1))
     queued = trigger.request_manual(ctx, session_id)
     print(f"[3/5] /compact queued (request {queued.request_id})", file=out)
-
-    install(Runtime(settings=settings, store=store, redis=client, publisher=EventPublisher(client)))
+    publisher = EventPublisher(client, prefix=settings.channel_prefix)
+    install(Runtime(settings=settings, store=store, redis=client, publisher=publisher))
     print("[4/5] worker running the job", file=out)
-    started = time.perf_counter()
-    SimpleWorker([compaction_queue(client)], connection=client, serializer=JSONSerializer).work(
+    queue = compaction_queue(client, settings.queue_name)
+    SimpleWorker([queue], connection=client, serializer=JSONSerializer).work(
         burst=True, logging_level="WARNING"
     )
-    seconds = time.perf_counter() - started
     events = _events(client, stream, since)
     for event in events:
         print(f"  event {event.type}{_event_detail(event)}", file=out)
-    final = events[-2] if len(events) > 1 and events[-1].type == "token_update" else events[-1]
-    if not isinstance(final, CompactionDone):
-        print(f"compaction: the demo's compaction ended {final.type}", file=sys.stderr)
-        return 1
+    return events
 
+
+def _report(
+    store: Store,
+    settings: Settings,
+    session_id: str,
+    count_before: int,
+    final: CompactionDone,
+    seconds: float,
+    out: TextIO,
+) -> None:
     after = store.load_history(session_id)
     run_record = store.runs(session_id)[-1]
     print("[5/5] done\n", file=out)
-    _table(len(before), len(after), final, seconds, run_record.durations or {}, out)
+    _table(count_before, len(after), final, seconds, run_record.durations or {}, out)
     summary = store.latest_summary(session_id)
     if summary is not None:
         print("\nsummary message:\n", file=out)
@@ -143,7 +169,6 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         f"compaction history {session_id} --view full",
         file=out,
     )
-    return 0
 
 
 def _events(client: redis.Redis, stream: str, since: str) -> list[AnyEvent]:
