@@ -12,6 +12,9 @@ from compaction.contract import CompactionDone
 from producers import trigger
 from producers.context import Producers
 from producers.wait import wait_for_compaction
+from service.context import SessionContexts
+from service.settings import Settings
+from store import Store
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
 from worker.jobs import run
@@ -77,3 +80,23 @@ def test_waiting_on_a_request_whose_id_holds_colons_ends(h: Harness, request_id:
         lock.release()
 
     assert final is not None and final.request_id == request_id
+
+
+def test_session_caches_are_per_instance_and_bounded(store: Store) -> None:
+    settings = Settings(database_url="sqlite://", context_window=100_000)
+    agent_id = store.create_agent("coder", model="acme-tiny-chat")
+    store.set_agent(agent_id, threshold_percent=50)
+    sessions = [store.create_session(agent_id=agent_id) for _ in range(3)]
+    small = SessionContexts(store, settings, cache_size=2)
+    for session_id in sessions:
+        assert small.resolve(session_id, fresh=False).threshold_percent == 50
+    assert len(small._sessions) == 2  # the oldest entry was evicted
+
+    store.set_agent(agent_id, threshold_percent=80)
+    # the first instance may serve its cached agent for CACHE_S; another instance never shares it
+    assert small.resolve(sessions[0]).threshold_percent == 50
+    assert SessionContexts(store, settings).resolve(sessions[0]).threshold_percent == 80
+    assert (
+        SessionContexts(store, settings, cache_s=0.0001).resolve(sessions[0]).threshold_percent
+        == 80
+    )
