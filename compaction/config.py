@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from compaction.errors import InvalidConfig
+from compaction.errors import invalid_config
 from compaction.tokens import EstimatorName, TextEstimator, text_estimator
 
 SummaryLanguage = Literal["auto", "zh", "en"]
@@ -50,9 +50,7 @@ class CompactionConfig(CompactionParameters):
         try:
             super().__init__(**values)
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "config"
-            raise InvalidConfig(f"invalid compaction config: {where}: {first['msg']}") from None
+            raise invalid_config(err, "compaction config") from None
 
     @model_validator(mode="after")
     def _consistent(self) -> CompactionConfig:

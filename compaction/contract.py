@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from compaction.errors import ErrorCode, SkipCode
+
 Reason = Literal["auto", "manual"]
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -46,6 +48,11 @@ class Wire(Camel):
 
 
 SessionId = Annotated[str, Field(min_length=1, max_length=128)]
+#: a request's model name and context window; an agent's settings keep to them too
+MODEL_MAX_CHARS = 128
+CONTEXT_WINDOW_MIN, CONTEXT_WINDOW_MAX = 1_000, 10_000_000
+ModelName = Annotated[str, Field(max_length=MODEL_MAX_CHARS)]
+ContextWindow = Annotated[int, Field(ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MAX)]
 
 
 class CompactionRequested(Wire):
@@ -58,8 +65,8 @@ class CompactionRequested(Wire):
         default_factory=new_request_id
     )
     requested_at: datetime = Field(default_factory=now)
-    model: Annotated[str, Field(max_length=128)] | None = None
-    context_window: Annotated[int, Field(ge=1_000, le=10_000_000)] | None = None
+    model: ModelName | None = None
+    context_window: ContextWindow | None = None
     focus: Annotated[str, Field(max_length=2_000)] | None = None
 
 
@@ -89,14 +96,14 @@ class CompactionDone(Event):
 class CompactionFailed(Event):
     type: Literal["compaction_failed"] = "compaction_failed"
     error: str
-    code: str
+    code: ErrorCode
 
 
 class CompactionSkipped(Event):
     """Not a failure: another run holds the session, or the same request is already queued."""
 
     type: Literal["compaction_skipped"] = "compaction_skipped"
-    code: Literal["lock_held", "already_pending", "suppressed", "below_threshold"]
+    code: SkipCode
     detail: str | None = None
 
 

@@ -1,21 +1,68 @@
-"""Errors with stable codes (DESIGN §7).
+"""Errors with stable codes (docs/architecture.md, "Error codes").
 
-Every failure the core can report is a ``CompactionError`` subclass whose ``code`` is part of
-the wire contract: gateways switch on it, so codes never change once published.
+Every failure is reported with a code from ``ErrorCode``: a ``CompactionError`` subclass carries
+it, a failed job publishes it in ``compaction_failed`` (an enum in the exported JSON Schema), and
+the command line prints it as ``compaction: error [code]: message``. Gateways switch on it, so a
+code never changes once published.
+
+| code | meaning |
+|---|---|
+| `invalid_request` | malformed input: a message, a request field, a transcript file |
+| `invalid_config` | a setting or a configuration value outside its documented range |
+| `nothing_to_compact` | fewer than two messages between the protected head and the tail |
+| `message_too_large` | one message that must be kept is alone over the threshold |
+| `system_prompt_too_large` | the system prompt alone reaches the threshold |
+| `summary_too_short` | the auxiliary model returned an empty or too short summary |
+| `session_not_found` | no session with that id |
+| `lock_lost` | the session changed under the worker: nothing written |
+| `db_error` | the database failed (the driver's first line only) |
+| `no_auxiliary_model` | no auxiliary channel: not on the agent, no system default |
+| `llm_timeout` | the auxiliary model did not answer in time |
+| `llm_error` | the auxiliary model answered with an error |
+| `internal_error` | a bug caught by the worker; the history is unchanged |
+| `redis` | Redis is unreachable or failed (command line only) |
+| `timeout` | no final event within `--timeout` (command line only) |
+| `io_error` | a file could not be read or written (command line only) |
+
+`compaction_skipped` is not a failure; its `SkipCode`: `lock_held` (another run holds the
+session), `already_pending` (the session is already queued), `suppressed` (the last two
+compactions each saved under 10%), `below_threshold` (an auto request under the threshold).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import ClassVar, Literal
+
+from pydantic import ValidationError
+
+ErrorCode = Literal[
+    "invalid_request",
+    "invalid_config",
+    "nothing_to_compact",
+    "message_too_large",
+    "system_prompt_too_large",
+    "summary_too_short",
+    "session_not_found",
+    "lock_lost",
+    "db_error",
+    "no_auxiliary_model",
+    "llm_timeout",
+    "llm_error",
+    "internal_error",
+    "redis",
+    "timeout",
+    "io_error",
+]
+SkipCode = Literal["lock_held", "already_pending", "suppressed", "below_threshold"]
+
 
 class CompactionError(Exception):
-    """Base class: ``code`` is stable, ``str(err)`` is a one-line human message."""
+    """Base class: ``code`` is stable, ``str(err)`` is a one-line human message. Raise a
+    subclass; the base's code marks an error nobody classified, i.e. a bug."""
 
-    code: str = "compaction_error"
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
+    code: ClassVar[ErrorCode] = "internal_error"
 
     @property
     def message(self) -> str:
@@ -84,3 +131,33 @@ class LlmTimeout(CompactionError):
 
 class LlmError(CompactionError):
     code = "llm_error"
+
+
+def one_line(err: ValidationError) -> str:
+    """pydantic's report in one line: the first problem's field path and message. No URL, and
+    no input: an input can be a secret (an API key, a whole message)."""
+    problems = err.errors(include_url=False, include_input=False, include_context=False)
+    first = problems[0]
+    where = ".".join(str(part) for part in first["loc"])
+    text = first["msg"].removeprefix("Value error, ")
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{where}: {text}{more}" if where else f"{text}{more}"
+
+
+def invalid_request(err: ValidationError, what: str) -> InvalidRequest:
+    """``invalid_request`` for input that failed its model, e.g. ``what="compaction_requested"``."""
+    return InvalidRequest(f"invalid {what}: {one_line(err)}")
+
+
+def invalid_config(err: ValidationError, what: str) -> InvalidConfig:
+    return InvalidConfig(f"invalid {what}: {one_line(err)}")
+
+
+@contextmanager
+def as_invalid_request(what: str) -> Iterator[None]:
+    """Where a caller's values meet a pydantic model: its ``ValidationError`` becomes
+    ``InvalidRequest``, so the Python API raises the project's errors only."""
+    try:
+        yield
+    except ValidationError as err:
+        raise invalid_request(err, what) from None
