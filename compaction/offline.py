@@ -14,38 +14,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from compaction import ledger
-from compaction.engine import SummaryRequest
 from compaction.messages import Message
-from compaction.prompts import Language
+from compaction.prompts import HEADINGS, Language
+from compaction.summary import SummaryRequest
 
-_HEADINGS: dict[Language, dict[str, str]] = {
-    "en": {
-        "goal": "## Goal",
-        "constraints": "## Constraints and preferences",
-        "progress": "## Progress",
-        "done": "### Done",
-        "doing": "### In progress",
-        "blocked": "### Blocked",
-        "decisions": "## Key decisions",
-        "files": "## Relevant files",
-        "next": "## Next steps",
-        "context": "## Critical context",
-        "tools": "## Tools and patterns",
-    },
-    "zh": {
-        "goal": "## 目标",
-        "constraints": "## 约束与偏好",
-        "progress": "## 进度",
-        "done": "### 已完成",
-        "doing": "### 进行中",
-        "blocked": "### 受阻",
-        "decisions": "## 关键决策",
-        "files": "## 相关文件",
-        "next": "## 下一步",
-        "context": "## 关键上下文",
-        "tools": "## 工具与模式",
-    },
-}
 _MARK: dict[Language, str] = {
     "en": "(Extractive summary built without an LLM: the lines below are quoted from the turns.)",
     "zh": "（抽取式摘要，未使用 LLM：以下内容摘自原对话。）",
@@ -59,19 +31,6 @@ _COVERAGE: dict[Language, str] = {
 }
 #: Sections whose lines describe the latest state: an update replaces them.
 _LATEST = frozenset({"doing", "next"})
-_ORDER = (
-    "goal",
-    "constraints",
-    "progress",
-    "done",
-    "doing",
-    "blocked",
-    "decisions",
-    "files",
-    "next",
-    "context",
-    "tools",
-)
 _CONSTRAINT = re.compile(
     r"\b(?:must|should|never|always|don't|do not|prefer|avoid|only|make sure|require|please)\b"
     r"|必须|不要|别|请|需要|希望|只|务必",
@@ -119,7 +78,7 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
 
 
 def _previous_sections(summary: str, language: Language) -> dict[str, list[str]]:
-    by_heading = {h: key for key, h in _HEADINGS[language].items()}
+    by_heading = {h: key for key, h in HEADINGS[language].items()}
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in summary.splitlines():
@@ -135,7 +94,7 @@ class OfflineSummarizer:
 
     def summarize(self, request: SummaryRequest) -> str:
         language = request.language
-        headings = _HEADINGS[language]
+        headings = HEADINGS[language]
         fresh = _sections(request.messages, request.head)
         merged = _previous_sections(request.previous_summary or "", language)
         for key, items in fresh.items():
@@ -146,14 +105,14 @@ class OfflineSummarizer:
             else:
                 merged[key] = list(dict.fromkeys([*merged.get(key, []), *items]))
         # Keep each section's newest lines when the budget binds (about 4 characters a token).
-        per_section = max(2, request.budget_tokens * 4 // _ITEM_CHARS // len(_ORDER))
+        per_section = max(2, request.budget_tokens * 4 // _ITEM_CHARS // len(headings))
         roles = Counter(m.role for m in request.messages)
         coverage = _COVERAGE[language].format(
             n=len(request.messages), u=roles["user"], a=roles["assistant"], t=roles["tool"]
         )
         lines = [_MARK[language], coverage, ""]
-        for key in _ORDER:
-            lines.append(headings[key])
+        for key, heading in headings.items():
+            lines.append(heading)
             if key == "progress":
                 continue
             items = merged.get(key, [])[-per_section:]

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from compaction import CompactionConfig, compact, estimate_messages_tokens
-from compaction.engine import SummaryRequest
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
 from compaction.offline import OfflineSummarizer
-from compaction.prompts import build_prompt
+from compaction.prompts import HEADINGS, Language, build_prompt
+from compaction.summary import SummaryRequest
 from tests.fakes import TRANSCRIPTS
 from tests.unit.text_builders import assistant, system, tool, user
 
@@ -52,33 +52,7 @@ def summarize(messages: Sequence[Message], **kwargs: Any) -> str:
     return OfflineSummarizer().summarize(request(messages, **kwargs))
 
 
-EN = {
-    "goal": "## Goal",
-    "constraints": "## Constraints and preferences",
-    "progress": "## Progress",
-    "done": "### Done",
-    "doing": "### In progress",
-    "blocked": "### Blocked",
-    "decisions": "## Key decisions",
-    "files": "## Relevant files",
-    "next": "## Next steps",
-    "context": "## Critical context",
-    "tools": "## Tools and patterns",
-}
-ZH = {
-    "goal": "## 目标",
-    "constraints": "## 约束与偏好",
-    "progress": "## 进度",
-    "done": "### 已完成",
-    "doing": "### 进行中",
-    "blocked": "### 受阻",
-    "decisions": "## 关键决策",
-    "files": "## 相关文件",
-    "next": "## 下一步",
-    "context": "## 关键上下文",
-    "tools": "## 工具与模式",
-}
-HEADINGS = {"en": EN, "zh": ZH}
+EN, ZH = HEADINGS["en"], HEADINGS["zh"]
 NONE = {"en": "(none recorded)", "zh": "（无记录）"}
 
 
@@ -143,7 +117,7 @@ def test_says_it_is_extractive() -> None:
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_every_heading_in_order(language: str) -> None:
+def test_every_heading_in_order(language: Language) -> None:
     out = summarize(conversation(), language=language)
     found = [line for line in out.splitlines() if line.startswith("#")]
     assert found == list(HEADINGS[language].values())
@@ -153,14 +127,14 @@ def test_every_heading_in_order(language: str) -> None:
 
 
 def test_headings_match_the_prompt_structure() -> None:
-    for language in ("en", "zh"):
-        prompt = build_prompt(language, "turns", 2000)  # type: ignore[arg-type]
+    for language in HEADINGS:
+        prompt = build_prompt(language, "turns", 2000)
         prompt_headings = [line for line in prompt.splitlines() if line.startswith("#")]
         assert prompt_headings == list(HEADINGS[language].values())
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_empty_sections_say_none_recorded(language: str) -> None:
+def test_empty_sections_say_none_recorded(language: Language) -> None:
     out = summarize([assistant("ok")], language=language)
     assert section(out, HEADINGS[language]["blocked"]) == [NONE[language]]
     assert section(out, HEADINGS[language]["files"]) == [NONE[language]]

