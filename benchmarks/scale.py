@@ -173,15 +173,7 @@ def scale_out(
     cpu_rows = []
     with serve() as fake:
         fake.script(Reply(delay_s=1.0))
-        store.add_channel(
-            "bench-http",
-            provider="openai-compatible",
-            model="gpt-4o-mini",
-            base_url=fake.base_url + "/v1",
-            api_key="sk-bench-0123456789",
-            auxiliary=True,
-            default=True,
-        )
+        fake.add_channel(store, "bench-http", api_key="sk-bench-0123456789")
         for workers, count in zip(counts, jobs, strict=True):
             client.flushdb()
             row, cpu = scale_row(store, url, client, workers, count)

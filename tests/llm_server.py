@@ -3,6 +3,9 @@
 
 Each request takes the next scripted ``Reply`` (the last one repeats): a summary, an HTTP
 status, a delay. Every request is recorded (path, headers, JSON body) for assertions.
+
+The suite's fixtures (``llm_server``, ``fake_llm``) are in ``tests/conftest.py``; the benchmarks
+call ``serve()`` themselves.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from store import ChannelConfig, Store
 
 DEFAULT_SUMMARY = (
     "## Goal\nKeep the agent working on the task.\n\n## Progress\n### Done\n"
@@ -49,6 +54,31 @@ class FakeLLM:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def url_for(self, provider: str) -> str:
+        """OpenAI-style SDKs append ``/chat/completions`` to a base ending in ``/v1``;
+        Anthropic's appends ``/v1/messages`` itself."""
+        return self.base_url if provider == "anthropic" else f"{self.base_url}/v1"
+
+    def add_channel(
+        self,
+        store: Store,
+        name: str,
+        *,
+        api_key: str,
+        provider: str = "openai-compatible",
+        model: str = "gpt-4o-mini",
+    ) -> ChannelConfig:
+        """The store's default auxiliary channel, answered by this server."""
+        return store.add_channel(
+            name,
+            provider=provider,
+            model=model,
+            base_url=self.url_for(provider),
+            api_key=api_key,
+            auxiliary=True,
+            default=True,
+        )
 
     def script(self, *replies: Reply) -> None:
         with self._lock:
