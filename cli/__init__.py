@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cli import compact, demo, ingress, migrate, schemas, sessions, settings_cmds, worker
 from compaction.errors import CompactionError
+from service import logs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Every command's logs, ours (structlog) and the libraries', as JSON lines on stderr;
+    # stdout stays the command's output.
+    logs.configure(getattr(args, "log_level", "WARNING"))
     try:
         code: int = args.run(args)
     except CompactionError as err:

@@ -6,7 +6,6 @@ import argparse
 import signal
 from typing import Any
 
-from service import logs
 from service.redis import redis_client
 from service.settings import Settings
 from worker.ingress import Ingress
@@ -19,7 +18,6 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logs.configure(args.log_level)
     settings = Settings()
     ingress = Ingress(settings, redis_client(settings.redis_url))
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import time
 from typing import Any
 
 import redis
-from prometheus_client import REGISTRY, start_http_server
+import structlog
 from rq import SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 from rq.worker_pool import WorkerPool
 
-from service import logs
 from service.redis import redis_client
 from service.settings import Settings
-from worker.metrics import RedisCollector
+from worker import metrics
 from worker.runtime import Runtime, install
 
-log = logging.getLogger("compaction.worker")
+log = structlog.get_logger("compaction.worker")
 MAX_BACKOFF_S = 10.0
 
 
@@ -42,16 +40,19 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings()
-    logs.configure(args.log_level)
     # The provider SDKs take seconds to import: do it once here, before any job holds a lock
     # (and before a pool forks, so its children share them).
     importlib.import_module("worker.llm.anthropic_client")
     importlib.import_module("worker.llm.openai_client")
-    connection = redis_client(settings.redis_url)
+    # Jobs counted in other processes than this one (a pool's workers, work horses) reach
+    # /metrics through prometheus_client's multiprocess files.
     port = args.metrics_port or settings.metrics_port
-    if port:
-        REGISTRY.register(RedisCollector(connection, settings.channel_prefix))
-        start_http_server(port)
+    with metrics.served(port, several_processes=args.pool > 1 or args.fork):
+        return _work(args, settings)
+
+
+def _work(args: argparse.Namespace, settings: Settings) -> int:
+    connection = redis_client(settings.redis_url)
     worker_class = Worker if args.fork else SimpleWorker
     if args.pool > 1:
         pool = WorkerPool(
@@ -75,9 +76,6 @@ def run(args: argparse.Namespace) -> int:
         except redis.ConnectionError as err:
             # RQ's loop gives up when Redis vanishes under it; a worker should outlive a
             # Redis restart, so start a fresh RQ worker once Redis answers again.
-            log.warning(
-                "redis unavailable; the worker restarts",
-                extra={"fields": {"error": str(err), "backoff_s": backoff}},
-            )
+            log.warning("redis unavailable; the worker restarts", error=str(err), backoff_s=backoff)
             time.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_S)

@@ -8,126 +8,29 @@ caller debugging a 400 on a 300-message request needs to know which one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from compaction.errors import InvalidRequest
-from compaction.messages import Message, Role, ToolCall
-
-_OPENAI_ROLES: dict[str, Role] = {
-    "system": "system",
-    "developer": "system",  # o-series name for the system prompt; same meaning to us
-    "user": "user",
-    "assistant": "assistant",
-    "tool": "tool",
-}
-# Responses-API part names are accepted too: some SDKs mix them into chat requests.
-_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
-_IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
-
-
-def _indexed(
-    items: Iterable[Mapping[str, Any]], convert: Callable[[Mapping[str, Any]], list[Message]]
-) -> list[Message]:
-    """Apply ``convert`` to each item, prefixing any error with the item's index."""
-    out: list[Message] = []
-    for index, item in enumerate(items):
-        try:
-            if not isinstance(item, Mapping):
-                raise InvalidRequest(f"a message must be an object, got {type(item).__name__}")
-            out.extend(convert(item))
-        except InvalidRequest as err:
-            raise InvalidRequest(f"message {index}: {err.message}") from None
-    return out
-
-
-def _block_type(block: Any) -> str:
-    if not isinstance(block, Mapping):
-        raise InvalidRequest(f"a content part must be an object, got {type(block).__name__}")
-    kind = block.get("type")
-    if not isinstance(kind, str):
-        raise InvalidRequest("a content part needs a string 'type'")
-    return kind
-
-
-def _part_text(block: Mapping[str, Any], kind: str) -> str:
-    if kind not in _TEXT_PARTS:  # a marker, so the summarizer knows something was there
-        return "[image]" if kind in _IMAGE_PARTS else f"[{kind}]"
-    text = block.get("text", "")
-    if not isinstance(text, str):
-        raise InvalidRequest(f"text part must hold a string, got {type(text).__name__}")
-    return text
-
-
-def _arguments(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        return json.dumps(value, ensure_ascii=False)
-    raise InvalidRequest(
-        f"tool call arguments must be a string or object, got {type(value).__name__}"
-    )
-
-
-def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
-    # Message does not type-check ids; a numeric one would leak back out to the provider.
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidRequest(f"{key} must be a string, got {type(value).__name__}")
-    return value
-
-
-def _openai_content(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_part_text(part, _block_type(part)) for part in content)
-    raise InvalidRequest(
-        f"content must be a string, null or a list of parts, got {type(content).__name__}"
-    )
-
-
-def _openai_tool_call(data: Any) -> ToolCall:
-    if not isinstance(data, Mapping):
-        raise InvalidRequest("a tool call must be an object")
-    fn = data.get("function")
-    source: Mapping[str, Any] = fn if isinstance(fn, Mapping) else data  # else the flat shape
-    return ToolCall(
-        id=data.get("id", ""),
-        name=source.get("name", ""),
-        arguments=_arguments(source.get("arguments")),
-    )
-
-
-def _from_openai_one(item: Mapping[str, Any]) -> list[Message]:
-    role = item.get("role")
-    if not isinstance(role, str) or role not in _OPENAI_ROLES:
-        raise InvalidRequest(f"unknown role {role!r}; expected one of {sorted(_OPENAI_ROLES)}")
-    calls = item.get("tool_calls")
-    if calls is None:
-        calls = []
-    elif not isinstance(calls, list):
-        raise InvalidRequest("tool_calls must be a list")
-    raw_id = item.get("id")
-    return [
-        Message(
-            role=_OPENAI_ROLES[role],
-            content=_openai_content(item.get("content")),
-            tool_calls=[_openai_tool_call(c) for c in calls],
-            tool_call_id=_optional_str(item, "tool_call_id"),
-            # bool is an int subclass; a True id is certainly not ours
-            id=raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None,
-        )
-    ]
+from compaction.messages import (
+    Message,
+    Role,
+    ToolCall,
+    arguments_text,
+    as_text,
+    block_type,
+    indexed,
+    messages_from_dicts,
+    optional_str,
+    part_text,
+    parts_text,
+)
 
 
 def from_openai(items: Iterable[Mapping[str, Any]]) -> list[Message]:
-    """OpenAI chat-completions messages (or the project's flat tool-call shape) to messages."""
-    return _indexed(items, _from_openai_one)
+    """OpenAI chat-completions messages (or the project's flat tool-call shape) to messages:
+    ``Message.from_dict`` on each, so both accept and refuse the same dicts."""
+    return messages_from_dicts(items)
 
 
 def to_openai(messages: Iterable[Message]) -> list[dict[str, Any]]:
@@ -153,15 +56,7 @@ def to_openai(messages: Iterable[Message]) -> list[dict[str, Any]]:
 
 
 def _tool_result_content(block: Mapping[str, Any]) -> str:
-    content = block.get("content")
-    if content is None:
-        content = ""
-    elif isinstance(content, list):
-        content = "\n".join(_part_text(part, _block_type(part)) for part in content)
-    elif not isinstance(content, str):
-        raise InvalidRequest(
-            f"tool_result content must be a string or list, got {type(content).__name__}"
-        )
+    content = as_text(block.get("content"), "tool_result content", list, parts_text, "a list")
     return "[error] " + content if block.get("is_error") else content
 
 
@@ -180,7 +75,7 @@ def _from_anthropic_one(item: Mapping[str, Any]) -> list[Message]:
     calls: list[ToolCall] = []
     results: list[Message] = []
     for block in content:
-        kind = _block_type(block)
+        kind = block_type(block)
         if kind in ("thinking", "redacted_thinking"):
             continue  # signed reasoning: useless to a summary, and not ours to replay
         if kind == "tool_use":
@@ -190,7 +85,7 @@ def _from_anthropic_one(item: Mapping[str, Any]) -> list[Message]:
                 ToolCall(
                     id=block.get("id", ""),
                     name=block.get("name", ""),
-                    arguments=_arguments(block.get("input", {})),
+                    arguments=arguments_text(block.get("input", {})),
                 )
             )
         elif kind == "tool_result":
@@ -200,11 +95,11 @@ def _from_anthropic_one(item: Mapping[str, Any]) -> list[Message]:
                 Message(
                     role="tool",
                     content=_tool_result_content(block),
-                    tool_call_id=_optional_str(block, "tool_use_id"),
+                    tool_call_id=optional_str(block, "tool_use_id"),
                 )
             )
         else:
-            texts.append(_part_text(block, kind))
+            texts.append(part_text(block, kind))
     text = "\n".join(texts)
     if role == "assistant":
         return [Message(role="assistant", content=text, tool_calls=calls)]
@@ -222,7 +117,7 @@ def from_anthropic(
     head: list[Message] = []
     if isinstance(system, list):
         try:
-            system = "\n".join(_part_text(b, _block_type(b)) for b in system)
+            system = parts_text(system)
         except InvalidRequest as err:
             raise InvalidRequest(f"system: {err.message}") from None
     elif system is not None and not isinstance(system, str):
@@ -231,7 +126,7 @@ def from_anthropic(
         )
     if system:
         head.append(Message(role="system", content=system))
-    return head + _indexed(messages, _from_anthropic_one)
+    return head + indexed(messages, _from_anthropic_one)
 
 
 def _tool_input(arguments: str) -> dict[str, Any]:

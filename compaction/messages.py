@@ -1,19 +1,33 @@
-"""The message model shared by every layer (DESIGN §3).
+"""The message model shared by every layer (DESIGN §3), and its dict form.
 
 Plain slotted dataclasses rather than pydantic models: the core builds hundreds of thousands of
-them per second in the benchmarks, and validation happens once, at construction.
+them per second in the benchmarks, and validation happens once, at construction. The dict form
+(the transcripts', OpenAI chat's) has one parser, ``Message.from_dict``; the content-part
+helpers below serve the Anthropic parser in ``compaction/formats.py`` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from compaction.errors import InvalidRequest
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
+#: Role names of the dict form: "developer" is the o-series name for the system prompt.
+_DICT_ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+# Responses-API part names are accepted too: some SDKs mix them into chat requests.
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+_IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 
 #: Every summary message starts with this marker (seed §3, phase 3); it is how a summary is
 #: recognised in a list that came back from storage or from a gateway.
@@ -115,17 +129,29 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        """A message from its dict form: the project's transcripts and OpenAI chat messages
+        alike (tool calls flat or under ``function``, content a string, null or a list of
+        parts). The one validating path for dicts (``formats.from_openai``, the store's
+        appends): bad input raises ``InvalidRequest``. Unknown keys are ignored, and so is an
+        ``id`` that is not an integer (ids are the store's row ids)."""
         if not isinstance(data, Mapping):
             raise InvalidRequest(f"a message must be an object, got {type(data).__name__}")
-        calls = data.get("tool_calls") or []
-        if not isinstance(calls, list):
+        role = data.get("role")
+        if not isinstance(role, str) or role not in _DICT_ROLES:
+            raise InvalidRequest(f"unknown role {role!r}; expected one of {sorted(_DICT_ROLES)}")
+        calls = data.get("tool_calls")
+        if calls is None:
+            calls = []
+        elif not isinstance(calls, list):
             raise InvalidRequest("tool_calls must be a list")
+        raw_id = data.get("id")
         return cls(
-            role=cast(Role, data.get("role")),
-            content=data.get("content", ""),
+            role=_DICT_ROLES[role],
+            content=as_text(data.get("content"), "content", list, parts_text, "a list of parts"),
             tool_calls=[_tool_call_from_dict(c) for c in calls],
-            tool_call_id=data.get("tool_call_id"),
-            id=data.get("id"),
+            tool_call_id=optional_str(data, "tool_call_id"),
+            # bool is an int subclass; a True id is certainly not ours
+            id=raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None,
         )
 
 
@@ -147,24 +173,90 @@ def _tool_call_from_dict(data: Any) -> ToolCall:
     if not isinstance(data, Mapping):
         raise InvalidRequest("a tool call must be an object")
     fn = data.get("function")
-    if isinstance(fn, Mapping):  # OpenAI shape
-        return ToolCall(
-            id=data.get("id", ""), name=fn.get("name", ""), arguments=fn.get("arguments") or ""
-        )
+    source: Mapping[str, Any] = fn if isinstance(fn, Mapping) else data  # else the flat shape
     return ToolCall(
-        id=data.get("id", ""), name=data.get("name", ""), arguments=data.get("arguments") or ""
+        id=data.get("id", ""),
+        name=source.get("name", ""),
+        arguments=arguments_text(source.get("arguments")),
     )
+
+
+def arguments_text(value: Any) -> str:
+    """Tool-call arguments as the JSON text the model sent (an object is serialized)."""
+    return as_text(value, "tool call arguments", Mapping, _json, "an object")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def as_text(
+    value: Any, what: str, other: type, convert: Callable[[Any], str], other_name: str
+) -> str:
+    """``value`` as text: null is empty, a string is itself, an ``other`` is converted."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, other):
+        return convert(value)
+    raise InvalidRequest(
+        f"{what} must be a string, null or {other_name}, got {type(value).__name__}"
+    )
+
+
+def block_type(block: Any) -> str:
+    """The ``type`` of a content part (an OpenAI part, an Anthropic block)."""
+    if not isinstance(block, Mapping):
+        raise InvalidRequest(f"a content part must be an object, got {type(block).__name__}")
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        raise InvalidRequest("a content part needs a string 'type'")
+    return kind
+
+
+def part_text(block: Mapping[str, Any], kind: str) -> str:
+    """A text part's text; any other part becomes a marker, so the summarizer knows something
+    was there."""
+    if kind not in _TEXT_PARTS:
+        return "[image]" if kind in _IMAGE_PARTS else f"[{kind}]"
+    text = block.get("text", "")
+    if not isinstance(text, str):
+        raise InvalidRequest(f"text part must hold a string, got {type(text).__name__}")
+    return text
+
+
+def parts_text(parts: list[Any]) -> str:
+    return "\n".join(part_text(part, block_type(part)) for part in parts)
+
+
+def optional_str(data: Mapping[str, Any], key: str) -> str | None:
+    # Message does not type-check ids; a numeric one would leak back out to the provider.
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidRequest(f"{key} must be a string, got {type(value).__name__}")
+    return value
+
+
+def indexed(
+    items: Iterable[Mapping[str, Any]], convert: Callable[[Mapping[str, Any]], list[Message]]
+) -> list[Message]:
+    """Apply ``convert`` to each item, prefixing any error with the item's index: a caller
+    debugging a 400 on a 300-message request needs to know which one."""
+    out: list[Message] = []
+    for index, item in enumerate(items):
+        try:
+            if not isinstance(item, Mapping):
+                raise InvalidRequest(f"a message must be an object, got {type(item).__name__}")
+            out.extend(convert(item))
+        except InvalidRequest as err:
+            raise InvalidRequest(f"message {index}: {err.message}") from None
+    return out
 
 
 def messages_from_dicts(items: Iterable[Mapping[str, Any]]) -> list[Message]:
     """Parse a transcript; the error names the index of the first bad message."""
-    out: list[Message] = []
-    for index, item in enumerate(items):
-        try:
-            out.append(Message.from_dict(item))
-        except InvalidRequest as err:
-            raise InvalidRequest(f"message {index}: {err.message}") from None
-    return out
+    return indexed(items, lambda item: [Message.from_dict(item)])
 
 
 def last_real_user_index(messages: Sequence[Message]) -> int | None:

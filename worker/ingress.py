@@ -10,13 +10,13 @@ they can be read). The ingress never stops for one entry, and rides out Redis re
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import threading
 from typing import Any
 
 import redis
+import structlog
 from pydantic import ValidationError
 
 from compaction.contract import CompactionFailed, CompactionRequested, CompactionSkipped
@@ -26,7 +26,7 @@ from service.queue import submit
 from service.redis import stream_client
 from service.settings import Settings
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 GROUP = "compaction-ingress"
 MAX_BACKOFF_S = 5.0
@@ -77,7 +77,7 @@ class Ingress:
                 )
                 backoff = 0.1
             except redis.ConnectionError as err:
-                log.warning("ingress reconnecting", extra={"fields": {"error": str(err)}})
+                log.warning("ingress reconnecting", error=str(err))
                 self.stop.wait(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
@@ -110,14 +110,7 @@ class Ingress:
                     )
                 )
             log.info(
-                "ingress",
-                extra={
-                    "fields": {
-                        "entry": str(entry_id),
-                        "status": outcome.status,
-                        "session": request.session_id,
-                    }
-                },
+                "ingress", entry=str(entry_id), status=outcome.status, session=request.session_id
             )
         self.client.xack(self.stream, GROUP, entry_id)
 
@@ -132,9 +125,7 @@ class Ingress:
             approximate=True,
         )
         session_id, request_id = _ids(raw)
-        log.warning(
-            "ingress: invalid entry", extra={"fields": {"entry": str(entry_id), "reason": reason}}
-        )
+        log.warning("ingress: invalid entry", entry=str(entry_id), reason=reason)
         if session_id is not None:
             self.publisher.publish(
                 CompactionFailed(

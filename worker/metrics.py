@@ -1,76 +1,108 @@
-"""Prometheus metrics (DESIGN §8).
+"""Prometheus metrics (docs/architecture.md, "Logs and metrics"), counted per process.
 
-RQ's forking worker runs each job in a child process, so counters kept in memory would die with
-it; and a pool or several machines run many workers. Each job therefore adds its figures to
-Redis hashes, and the worker's parent process serves them (``--metrics-port``): one consistent
-view whichever worker ran the job.
+Each job adds to ``prometheus_client`` objects in the process that ran it, so the scrapes of
+every worker host add up to the totals. Where jobs run in other processes than the one serving
+``/metrics`` (``--pool N``: RQ's ``WorkerPool`` forks N workers; ``--fork``: a work horse per
+job), ``served`` switches ``prometheus_client`` to its multiprocess mode: each process keeps its
+figures in files of a fresh directory, and the serving process adds them up at every scrape.
 """
 
 from __future__ import annotations
 
-import logging
+import functools
+import os
+import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 
-import redis
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.registry import Collector
-
-log = logging.getLogger(__name__)
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    start_http_server,
+    values,
+)
+from prometheus_client.multiprocess import MultiProcessCollector
 
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 
-def _keys(prefix: str) -> tuple[str, str, str]:
-    return f"{prefix}:metrics:jobs", f"{prefix}:metrics:duration", f"{prefix}:metrics:tokens"
+class JobMetrics:
+    """The series a job adds to: ``outcome`` is done, failed or skipped; ``code`` the error or
+    skip code ("" for none), a label of its own so that both can be summed over."""
 
-
-def record(
-    client: redis.Redis, prefix: str, outcome: str, seconds: float, tokens_saved: int = 0
-) -> None:
-    jobs, duration, tokens = _keys(prefix)
-    try:
-        pipe = client.pipeline(transaction=False)
-        pipe.hincrby(jobs, outcome, 1)
-        for bound in BUCKETS:
-            if seconds <= bound:
-                pipe.hincrby(duration, f"le:{bound}", 1)
-        pipe.hincrby(duration, "count", 1)
-        pipe.hincrbyfloat(duration, "sum", seconds)
-        if tokens_saved > 0:
-            pipe.hincrby(tokens, "saved", tokens_saved)
-        pipe.execute()
-    except redis.RedisError as err:  # metrics never fail a job
-        log.warning("metrics not recorded", extra={"fields": {"error": str(err)}})
-
-
-class RedisCollector(Collector):
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
-        self.client = client
-        self.prefix = prefix
-
-    def collect(self) -> Iterator[Metric]:
-        jobs_key, duration_key, tokens_key = _keys(self.prefix)
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hgetall(jobs_key)
-        pipe.hgetall(duration_key)
-        pipe.hgetall(tokens_key)
-        jobs, duration, tokens = pipe.execute()
-        counter = CounterMetricFamily(
-            "compaction_jobs", "Compaction jobs by outcome", labels=["outcome"]
+    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+        self.jobs = Counter(
+            "compaction_jobs",
+            "Compaction jobs by outcome and code",
+            ["outcome", "code"],
+            registry=registry,
         )
-        for outcome, count in sorted(jobs.items()):
-            counter.add_metric([outcome.decode()], int(count))
-        yield counter
-        fields = {k.decode(): v for k, v in duration.items()}
-        yield HistogramMetricFamily(
+        self.duration = Histogram(
             "compaction_job_duration_seconds",
             "Time from job start to its final event",
-            buckets=[(str(b), int(fields.get(f"le:{b}", 0))) for b in BUCKETS]
-            + [("+Inf", int(fields.get("count", 0)))],
-            sum_value=float(fields.get("sum", 0.0)),
+            ["outcome"],
+            buckets=BUCKETS,
+            registry=registry,
         )
-        yield CounterMetricFamily(
-            "compaction_tokens_saved",
-            "Estimated tokens removed",
-            value=int(tokens.get(b"saved", 0)),
+        self.tokens_saved = Counter(
+            "compaction_tokens_saved", "Estimated tokens removed by compactions", registry=registry
         )
+
+    def record(self, outcome: str, code: str, seconds: float, tokens_saved: int = 0) -> None:
+        self.jobs.labels(outcome, code).inc()
+        self.duration.labels(outcome).observe(seconds)
+        if tokens_saved > 0:
+            self.tokens_saved.inc(tokens_saved)
+
+
+@functools.cache
+def job_metrics() -> JobMetrics:
+    """Made at the first job, in the process that runs it: after ``served`` chose how values
+    are kept."""
+    return JobMetrics()
+
+
+def record(outcome: str, code: str, seconds: float, tokens_saved: int = 0) -> None:
+    job_metrics().record(outcome, code, seconds, tokens_saved)
+
+
+def _process_id() -> str:
+    """Whose files a process writes. A forking worker's work horses, one at a time, share their
+    worker's (RQ names it in ``RQ_WORKER_ID`` when it forks one): files per horse would pile up,
+    two a job, and every scrape reads them all."""
+    return os.environ.get("RQ_WORKER_ID") or str(os.getpid())
+
+
+@contextmanager
+def served(port: int | None, *, several_processes: bool) -> Iterator[None]:
+    """Serve ``/metrics`` on ``port`` (when given) while the block runs; with
+    ``several_processes``, the sums over every process forked inside the block."""
+    if not port:
+        yield
+        return
+    with ExitStack() as stack:
+        registry = stack.enter_context(_multiprocess()) if several_processes else REGISTRY
+        server, _thread = start_http_server(port, registry=registry)
+        stack.callback(server.shutdown)
+        yield
+
+
+@contextmanager
+def _multiprocess() -> Iterator[CollectorRegistry]:
+    """prometheus_client's multiprocess mode over a fresh directory, removed afterwards."""
+    previous = values.ValueClass
+    with tempfile.TemporaryDirectory(prefix="compaction-metrics-") as directory:
+        # The value class is chosen when prometheus_client is imported, before this process
+        # knew the directory; no metric exists yet (``job_metrics`` makes them at the first job).
+        os.environ[MULTIPROC_DIR] = directory
+        values.ValueClass = values.MultiProcessValue(_process_id)  # type: ignore[no-untyped-call]
+        try:
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+            yield registry
+        finally:
+            values.ValueClass = previous
+            del os.environ[MULTIPROC_DIR]

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import logging
 
+import structlog
+
 from compaction.engine import SummaryRequest
 from compaction.errors import LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort
 from compaction.offline import OfflineSummarizer
 from worker.llm import Completion, LlmSummarizer
 from worker.runtime import Runtime
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 
 class ChannelSummarizer:
@@ -44,6 +46,6 @@ class ChannelSummarizer:
                 raise
             # No channel at all is a configuration (the demo's); a failing one is news.
             level = logging.INFO if isinstance(err, NoAuxiliaryModel) else logging.WARNING
-            log.log(level, "extractive fallback summary", extra={"fields": {"code": err.code}})
+            log.log(level, "extractive fallback summary", code=err.code)
             self.fell_back, self.model = True, "extractive-fallback"
             return OfflineSummarizer().summarize(request)

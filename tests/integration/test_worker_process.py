@@ -446,7 +446,7 @@ def test_metrics_port_serves_the_job_counter(
         except OSError:
             return None
         for line in text.splitlines():
-            if line.startswith('compaction_jobs_total{outcome="done"}'):
+            if line.startswith('compaction_jobs_total{code="",outcome="done"}'):
                 return float(line.split()[-1])
         return None
 

@@ -15,7 +15,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import Engine
+from structlog.testing import capture_logs
 
 from cli.schemas import render
 from compaction.contract import (
@@ -27,8 +29,8 @@ from compaction.contract import (
 )
 from compaction.errors import LlmError
 from compaction.messages import Message
+from service import logs
 from service.keys import lock_key
-from service.logs import JsonFormatter
 from tests.fakes import conversation
 from tests.integration.helpers import snapshot
 from tests.integration.worker_helpers import (
@@ -43,7 +45,6 @@ from tests.integration.worker_helpers import (
 from tests.llm_server import DEFAULT_SUMMARY, FakeLLM, Reply
 from worker import jobs
 from worker.jobs import run
-from worker.metrics import RedisCollector
 
 pytestmark = pytest.mark.integration
 
@@ -163,7 +164,8 @@ def test_channel_key_never_leaks(
     before = h.state(session_id)
     request = manual(session_id)
 
-    final = run(runtime, request)
+    with capture_logs() as entries:
+        final = run(runtime, request)
 
     failed = assert_failed(h, session_id, before, final, request, "llm_error")
     assert str(status) in failed.error
@@ -176,10 +178,11 @@ def test_channel_key_never_leaks(
     rows = snapshot(engine)
     rows.pop("model_channel")
     assert key not in _dump(rows)
-    # logs: messages, structured fields, the JSON formatter's lines, the records themselves
+    # logs: ours with their fields; the libraries' records, as JSON lines, as text, themselves
+    assert entries and key not in _dump(entries)
     plain = logging.Formatter("%(name)s %(message)s")
     for record in caplog.records:
-        assert key not in JsonFormatter().format(record), record.name
+        assert key not in logs.formatter().format(record), record.name
         assert key not in plain.format(record), record.name
         assert key not in _dump(record.__dict__), record.name
     # the resolved channel and client never show it either
@@ -303,7 +306,17 @@ def test_schema_checker_refuses_bad_events() -> None:
 
 
 @SQLITE_ONLY
-def test_metrics_count_jobs_by_outcome(h: Harness) -> None:
+def test_metrics_count_jobs_by_outcome_and_code(h: Harness) -> None:
+    """Jobs run in this process add to its registry: one series per outcome and code."""
+    series = [
+        ("done", ""),
+        ("failed", "summary_too_short"),
+        ("skipped", "below_threshold"),
+        ("skipped", "lock_held"),
+    ]
+    before = {(o, c): _sample("compaction_jobs_total", outcome=o, code=c) for o, c in series}
+    skips = _sample("compaction_job_duration_seconds_count", outcome="skipped")
+    saved = _sample("compaction_tokens_saved_total")
     runtime = h.runtime()
     h.channel("openai")
     big = h.session(conversation(12))
@@ -321,21 +334,12 @@ def test_metrics_count_jobs_by_outcome(h: Harness) -> None:
     assert isinstance(skipped, CompactionSkipped) and skipped.code == "below_threshold"
     assert isinstance(busy, CompactionSkipped) and busy.code == "lock_held"
 
-    jobs_metric, duration, saved = RedisCollector(h.redis, "compaction").collect()
-    counts = {
-        s.labels["outcome"]: s.value for s in jobs_metric.samples if s.name.endswith("_total")
-    }
-    assert counts == {
-        "done": 1,
-        "failed:summary_too_short": 1,
-        "skipped:below_threshold": 1,
-        "skipped:lock_held": 1,
-    }
-    samples = {(s.name, s.labels.get("le")): s.value for s in duration.samples}
-    assert samples[("compaction_job_duration_seconds_count", None)] == 4
-    assert samples[("compaction_job_duration_seconds_bucket", "+Inf")] == 4
-    assert 0 < samples[("compaction_job_duration_seconds_sum", None)] < 30
-    buckets = [v for (name, _le), v in samples.items() if name.endswith("_bucket")]
-    assert buckets == sorted(buckets)
-    [total] = saved.samples
-    assert total.value == done.tokens_before - done.tokens_after
+    after = {(o, c): _sample("compaction_jobs_total", outcome=o, code=c) for o, c in series}
+    assert {s: after[s] - before[s] for s in series} == dict.fromkeys(series, 1)
+    assert _sample("compaction_job_duration_seconds_count", outcome="skipped") == skips + 2
+    saving = done.tokens_before - done.tokens_after
+    assert _sample("compaction_tokens_saved_total") == saved + saving
+
+
+def _sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0

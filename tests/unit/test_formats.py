@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -410,7 +411,7 @@ def test_anthropic_round_trip() -> None:
 # --------------------------------------------------------------------------- errors
 
 
-OPENAI_ERRORS: list[tuple[list[Any], str]] = [
+DICT_ERRORS: list[tuple[list[Any], str]] = [
     (
         [{"role": "user", "content": "ok"}, {"role": "foo", "content": "x"}],
         "message 1: unknown role 'foo'",
@@ -440,15 +441,60 @@ OPENAI_ERRORS: list[tuple[list[Any], str]] = [
         "only assistant messages",
     ),
     (["not an object"], "message 0: a message must be an object"),
+    # Accepted by Message.from_dict before the two parsers shared one path:
+    ([{"role": "assistant", "content": "", "tool_calls": ""}], "tool_calls must be a list"),
+    ([{"role": "user", "content": "x", "tool_call_id": 5}], "tool_call_id must be a string"),
+    (
+        [{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "arguments": 0}]}],
+        "message 0: tool call arguments must be a string, null or an object, got int",
+    ),
+    (
+        [{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "arguments": []}]}],
+        "tool call arguments must be",
+    ),
+    ([{"role": "assistant", "content": "", "tool_calls": [{"id": 1}]}], "tool call id must be"),
+    ([{"role": "tool", "content": "x", "tool_call_id": ""}], "needs a tool_call_id"),
+]
+
+#: The two parsers of the dict form: the transcripts' (and the store's) and OpenAI's.
+DICT_PARSERS = {"messages_from_dicts": messages_from_dicts, "from_openai": from_openai}
+
+
+@pytest.mark.parametrize("parse", DICT_PARSERS.values(), ids=list(DICT_PARSERS))
+@pytest.mark.parametrize(("items", "fragment"), DICT_ERRORS)
+def test_dict_parsers_refuse_alike(
+    parse: Callable[[list[Any]], list[Message]], items: list[Any], fragment: str
+) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        parse(items)
+    assert info.value.code == "invalid_request"
+    assert fragment in info.value.message
+
+
+#: Dicts that ``Message.from_dict`` refused or read otherwise than ``from_openai`` did.
+DICTS_ONCE_APART: list[tuple[dict[str, Any], Message]] = [
+    ({"role": "developer", "content": "be brief"}, Message(role="system", content="be brief")),
+    ({"role": "assistant", "content": None}, Message(role="assistant", content="")),
+    (
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url"}]},
+        Message(role="user", content="a\n[image]"),
+    ),
+    (
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "arguments": {"k": 1}}]},
+        Message(role="assistant", content="", tool_calls=[ToolCall("a", "", '{"k": 1}')]),
+    ),
+    ({"role": "user", "content": "x", "id": "msg_1"}, Message(role="user", content="x")),
+    ({"role": "user", "content": "x", "id": 4, "name": "al"}, Message("user", "x", id=4)),
 ]
 
 
-@pytest.mark.parametrize(("items", "fragment"), OPENAI_ERRORS)
-def test_from_openai_errors(items: list[Any], fragment: str) -> None:
-    with pytest.raises(InvalidRequest) as info:
-        from_openai(items)
-    assert info.value.code == "invalid_request"
-    assert fragment in info.value.message
+@pytest.mark.parametrize("parse", DICT_PARSERS.values(), ids=list(DICT_PARSERS))
+@pytest.mark.parametrize(("item", "expected"), DICTS_ONCE_APART)
+def test_dict_parsers_accept_alike(
+    parse: Callable[[list[Any]], list[Message]], item: dict[str, Any], expected: Message
+) -> None:
+    assert parse([item]) == [expected]
+    assert Message.from_dict(item) == expected
 
 
 ANTHROPIC_ERRORS: list[tuple[list[Any], Any, str]] = [
