@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
@@ -47,7 +47,17 @@ class Wire(Camel):
     v: Literal[1] = SCHEMA_VERSION
 
 
-SessionId = Annotated[str, Field(min_length=1, max_length=128)]
+#: a session id's length: the wire models, the store (its column and its check) and the worker's
+#: reading of a broken job all keep to it
+MAX_SESSION_ID = 128
+SessionId = Annotated[str, Field(min_length=1, max_length=MAX_SESSION_ID)]
+
+
+def valid_session_id(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is a session id: a string of 1 to ``MAX_SESSION_ID`` characters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_ID
+
+
 #: a request's model name and context window; an agent's settings keep to them too
 MODEL_MAX_CHARS = 128
 CONTEXT_WINDOW_MIN, CONTEXT_WINDOW_MAX = 1_000, 10_000_000

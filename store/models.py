@@ -26,11 +26,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from compaction.contract import MAX_SESSION_ID
+
 # SQLite only auto-increments INTEGER PRIMARY KEY.
 BigId = BigInteger().with_variant(Integer, "sqlite")
 Json = JSON(none_as_null=True)
 
-SESSION_ID_MAX = 128
 ROLES = ("system", "user", "assistant", "tool")
 PROVIDERS = ("anthropic", "openai", "deepseek", "openai-compatible")
 RUN_STATUSES = ("succeeded", "failed", "skipped", "restored")
@@ -101,7 +102,7 @@ class ChatSession(Base):
     __tablename__ = "chat_session"
     __table_args__ = (CheckConstraint("last_seq >= 0", name="ck_chat_session_last_seq"),)
 
-    id: Mapped[str] = mapped_column(String(SESSION_ID_MAX), primary_key=True)
+    id: Mapped[str] = mapped_column(String(MAX_SESSION_ID), primary_key=True)
     agent_id: Mapped[str | None] = mapped_column(ForeignKey("agent.id", ondelete="SET NULL"))
     model: Mapped[str | None] = mapped_column(String(128))
     #: fencing token: bumped by every compaction and restore; a stale writer is refused

@@ -9,10 +9,11 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
+from compaction.contract import MAX_SESSION_ID, valid_session_id
 from compaction.errors import InvalidRequest, SessionNotFound
 from compaction.messages import Message
 from store.db import Repository, read_session, write_session
-from store.models import SESSION_ID_MAX, Agent, ChatSession
+from store.models import Agent, ChatSession
 from store.models import Message as MessageRow
 from store.records import SessionInfo
 
@@ -47,8 +48,8 @@ def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> 
 
 
 def check_session_id(session_id: str) -> str:
-    if not isinstance(session_id, str) or not session_id or len(session_id) > SESSION_ID_MAX:
-        raise InvalidRequest(f"a session id is a string of 1 to {SESSION_ID_MAX} characters")
+    if not valid_session_id(session_id):
+        raise InvalidRequest(f"a session id is a string of 1 to {MAX_SESSION_ID} characters")
     return session_id
 
 

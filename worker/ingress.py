@@ -19,7 +19,12 @@ import redis
 import structlog
 from pydantic import ValidationError
 
-from compaction.contract import CompactionFailed, CompactionRequested, CompactionSkipped
+from compaction.contract import (
+    CompactionFailed,
+    CompactionRequested,
+    CompactionSkipped,
+    valid_session_id,
+)
 from service.events import EventPublisher
 from service.keys import dead_stream, requests_stream
 from service.queue import submit
@@ -146,8 +151,7 @@ def _ids(raw: bytes | None) -> tuple[str | None, str | None]:
     if not isinstance(data, dict):
         return None, None
     session_id, request_id = data.get("sessionId"), data.get("requestId")
-    valid_session = isinstance(session_id, str) and 0 < len(session_id) <= 128
     return (
-        session_id if valid_session else None,
+        session_id if valid_session_id(session_id) else None,
         request_id if isinstance(request_id, str) else None,
     )

@@ -13,7 +13,13 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
-from compaction.contract import AnyEvent, CompactionFailed, CompactionRequested, CompactionSkipped
+from compaction.contract import (
+    AnyEvent,
+    CompactionFailed,
+    CompactionRequested,
+    CompactionSkipped,
+    valid_session_id,
+)
 from compaction.errors import CompactionError, ErrorCode, invalid_request
 from service.keys import pending_key
 from worker import texts
@@ -39,7 +45,7 @@ def _invalid(runtime: Runtime, payload: Any, err: ValidationError) -> AnyEvent:
     log.error("invalid job", code="invalid_request", error=detail)
     data = payload if isinstance(payload, dict) else {}
     session_id, request_id = data.get("sessionId"), data.get("requestId")
-    if not isinstance(session_id, str) or not 0 < len(session_id) <= 128:
+    if not valid_session_id(session_id):
         return CompactionFailed(session_id="?", error=detail, code="invalid_request")
     event = CompactionFailed(
         session_id=session_id,

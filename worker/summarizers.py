@@ -38,7 +38,7 @@ class ChannelSummarizer:
     def summarize(self, request: SummaryRequest) -> Completion | str:
         try:
             reply = self._summarizer().summarize(request)
-            if self.runtime.settings.fallback_summary and len(reply.text.strip()) < 200:
+            if self.runtime.settings.fallback_summary and request.too_short(reply.text):
                 raise SummaryTooShort("the auxiliary model's summary is too short")
             return reply
         except (LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort) as err:

@@ -300,6 +300,19 @@ def test_summary_too_short(text: str) -> None:
     assert err.value.code == "summary_too_short"
 
 
+def test_min_summary_chars_travels_with_the_request() -> None:
+    """The summarizer gets the config's minimum, so the worker's fallback decides on the rule
+    the engine applies (``SummaryRequest.too_short``)."""
+    lenient = CompactionConfig(context_window=4_000, min_summary_chars=10)
+    fake = FakeSummarizer(text="ten chars!")
+    assert compact(conversation(10), lenient, fake, reason="manual").summarized
+    request = fake.requests[0]
+    assert request.min_chars == 10
+    assert request.too_short("  nine ch  ") and not request.too_short("ten chars!")
+    with pytest.raises(SummaryTooShort, match="9 characters, under the minimum of 10"):
+        compact(conversation(10), lenient, FakeSummarizer(text=" nine char"), reason="manual")
+
+
 def test_summarizer_reply_without_text_is_a_failure() -> None:
     class Broken:
         def summarize(self, request: object) -> object:
