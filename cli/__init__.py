@@ -1,6 +1,7 @@
 """The ``compaction`` command (DESIGN §8): one module per group of subcommands.
 
-Every subcommand exits 0 on success and non-zero with a one-line error on stderr otherwise.
+Every subcommand exits 0 on success; a failure prints one line on stderr,
+``compaction: error [code]: message``, and exits 1.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ import sys
 from collections.abc import Sequence
 
 import redis
+from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from cli import compact, demo, ingress, migrate, schemas, sessions, settings_cmds, worker
-from compaction.errors import CompactionError
+from compaction.errors import CompactionError, ErrorCode, one_line
 from service import logs
+from store.db import database_error
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,24 +43,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(getattr(args, "log_level", "WARNING"))
     try:
         code: int = args.run(args)
-    except CompactionError as err:
-        print(f"compaction: error [{err.code}]: {err.message}", file=sys.stderr)
-        return 1
-    except SQLAlchemyError as err:
-        # The driver's first line: no statement, no parameters, no password.
-        lines = str(getattr(err, "orig", None) or err).strip().splitlines() or [repr(err)]
-        print(f"compaction: error [db_error]: {lines[0]}", file=sys.stderr)
-        return 1
-    except TimeoutError as err:
-        print(f"compaction: error [timeout]: {err}", file=sys.stderr)
-        return 1
-    except redis.RedisError as err:
-        print(
-            f"compaction: error [redis]: {err} (is Redis running at COMPACTION_REDIS_URL?)",
-            file=sys.stderr,
-        )
-        return 1
-    except (OSError, ValueError) as err:
-        print(f"compaction: error: {err}", file=sys.stderr)
+    except (CompactionError, SQLAlchemyError, redis.RedisError, OSError, ValueError) as err:
+        print(error_line(err), file=sys.stderr)
         return 1
     return code
+
+
+def error_line(err: Exception) -> str:
+    """``compaction: error [code]: message``: the one line a failed command prints
+    (docs/architecture.md, "Error codes")."""
+    code, message = _describe(err)
+    return f"compaction: error [{code}]: {' '.join(message.split())}"
+
+
+def _describe(err: Exception) -> tuple[ErrorCode, str]:
+    if isinstance(err, CompactionError):
+        return err.code, err.message
+    if isinstance(err, SQLAlchemyError):  # migrations and engines, outside the store's sessions
+        failed = database_error(getattr(err, "orig", None) or err)
+        return failed.code, failed.message
+    if isinstance(err, redis.RedisError):
+        return "redis", f"{err} (is Redis running at COMPACTION_REDIS_URL?)"
+    if isinstance(err, TimeoutError):
+        return "timeout", str(err)
+    if isinstance(err, OSError):
+        return "io_error", str(err)
+    if isinstance(err, ValidationError):  # pydantic's report is many lines, with the input
+        return "invalid_request", one_line(err)
+    return "invalid_request", str(err)

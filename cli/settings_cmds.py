@@ -7,6 +7,17 @@ import sys
 from typing import Any, TextIO
 
 from cli.common import open_store, print_json
+from compaction.config import (
+    PROTECT_FIRST_N_MAX,
+    PROTECT_FIRST_N_MIN,
+    STRATEGIES,
+    THRESHOLD_PERCENT_MAX,
+    THRESHOLD_PERCENT_MIN,
+    THRESHOLD_PERCENT_STEP,
+)
+from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
+from compaction.errors import InvalidRequest
+from store.models import PROVIDERS
 from store.records import ChannelConfig, mask
 
 
@@ -15,11 +26,7 @@ def register(commands: Any) -> None:
     actions = channel.add_subparsers(dest="action", required=True, metavar="ACTION")
     add = actions.add_parser("add", help="add a channel")
     add.add_argument("name")
-    add.add_argument(
-        "--provider",
-        required=True,
-        choices=("anthropic", "openai", "deepseek", "openai-compatible"),
-    )
+    add.add_argument("--provider", required=True, choices=PROVIDERS)
     add.add_argument("--model", required=True)
     add.add_argument("--base-url")
     key = add.add_mutually_exclusive_group()
@@ -37,14 +44,25 @@ def register(commands: Any) -> None:
     agent_actions = agent.add_subparsers(dest="action", required=True, metavar="ACTION")
     put = agent_actions.add_parser("set", help="create or update an agent's settings")
     put.add_argument("agent")
-    put.add_argument("--threshold", type=int, help="percent of the window, 30-95 by 5")
-    put.add_argument("--protect-first-n", type=int, help="protected head, 1-10")
-    put.add_argument("--strategy", help="only 'lossy'")
+    put.add_argument(
+        "--threshold",
+        type=int,
+        help=f"percent of the window, {THRESHOLD_PERCENT_MIN}-{THRESHOLD_PERCENT_MAX} "
+        f"by {THRESHOLD_PERCENT_STEP}",
+    )
+    put.add_argument(
+        "--protect-first-n",
+        type=int,
+        help=f"protected head, {PROTECT_FIRST_N_MIN}-{PROTECT_FIRST_N_MAX}",
+    )
+    put.add_argument("--strategy", help=f"one of: {', '.join(STRATEGIES)}")
     aux = put.add_mutually_exclusive_group()
     aux.add_argument("--auxiliary-channel", type=int, help="channel id")
     aux.add_argument("--clear-auxiliary-channel", action="store_true")
     put.add_argument("--model")
-    put.add_argument("--context-window", type=int)
+    put.add_argument(
+        "--context-window", type=int, help=f"tokens, {CONTEXT_WINDOW_MIN}-{CONTEXT_WINDOW_MAX}"
+    )
     put.add_argument("--json", action="store_true")
     put.set_defaults(run=run_agent_set)
     show = agent_actions.add_parser("show", help="an agent's settings")
@@ -141,10 +159,7 @@ def run_agent_set(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
 def run_agent_show(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     settings = open_store().get_agent(args.agent)
     if settings is None:
-        print(
-            f"compaction: error [invalid_request]: agent {args.agent!r} not found", file=sys.stderr
-        )
-        return 1
+        raise InvalidRequest(f"agent {args.agent!r} not found")
     _print_agent(_agent_row(settings), args.json, out)
     return 0
 

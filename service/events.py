@@ -17,6 +17,7 @@ import structlog
 from pydantic import ValidationError
 
 from compaction.contract import FINAL_EVENTS, AnyEvent, Wire, parse_event
+from compaction.errors import one_line
 from service.keys import events_channel, events_stream
 from service.redis import text
 
@@ -60,7 +61,7 @@ def entry_event(fields: Any) -> AnyEvent | None:
     try:
         return parse_event(data)
     except ValidationError as err:
-        log.warning("invalid event skipped", error=str(err)[:200])
+        log.warning("invalid event skipped", error=one_line(err))
         return None
 
 

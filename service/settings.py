@@ -8,10 +8,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from compaction.config import CompactionConfig, CompactionParameters
+from compaction.errors import InvalidConfig, invalid_config
 
 
 def default_database_url() -> str:
@@ -51,6 +52,15 @@ class Settings(BaseSettings, CompactionParameters):
     model_windows: dict[str, int] = Field(default_factory=dict)
     #: a key for a one-off auxiliary channel given by environment (never logged)
     auxiliary_api_key: SecretStr | None = None
+
+    def __init__(self, **values: Any) -> None:
+        # ``invalid_config`` in one line, not pydantic's report (which would echo the value).
+        try:
+            super().__init__(**values)
+        except ValidationError as err:
+            raise invalid_config(err, "settings") from None
+        except SettingsError as err:  # a COMPACTION_* variable that is not valid JSON
+            raise InvalidConfig(f"invalid settings: {err}") from None
 
     @model_validator(mode="after")
     def _job_fits_llm(self) -> Settings:

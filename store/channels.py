@@ -16,6 +16,15 @@ from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from compaction.config import (
+    PROTECT_FIRST_N_MAX,
+    PROTECT_FIRST_N_MIN,
+    STRATEGIES,
+    THRESHOLD_PERCENT_MAX,
+    THRESHOLD_PERCENT_MIN,
+    THRESHOLD_PERCENT_STEP,
+)
+from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
 from compaction.errors import InvalidRequest, NoAuxiliaryModel
 from store.db import Repository, read_session, write_session
 from store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
@@ -23,22 +32,30 @@ from store.records import AgentSettings, ChannelConfig
 
 DICT_TYPE_KEY = "compaction"
 DEFAULT_CHANNEL = "default_auxiliary_channel_id"
-STRATEGIES = ("lossy",)
 
 
 def validate_agent_settings(
     threshold_percent: int | None, protect_first_n: int | None, strategy: str | None
 ) -> None:
+    """The ranges of ``compaction.config``, the agent's threshold on its steps."""
     if threshold_percent is not None and (
-        not 30 <= threshold_percent <= 95 or threshold_percent % 5
+        not THRESHOLD_PERCENT_MIN <= threshold_percent <= THRESHOLD_PERCENT_MAX
+        or threshold_percent % THRESHOLD_PERCENT_STEP
     ):
         raise InvalidRequest(
-            f"threshold {threshold_percent}% is out of range: 30 to 95, in steps of 5"
+            f"threshold {threshold_percent}% is out of range: {THRESHOLD_PERCENT_MIN} to "
+            f"{THRESHOLD_PERCENT_MAX}, in steps of {THRESHOLD_PERCENT_STEP}"
         )
-    if protect_first_n is not None and not 1 <= protect_first_n <= 10:
-        raise InvalidRequest(f"protected head {protect_first_n} is out of range: 1 to 10")
+    if protect_first_n is not None and not (
+        PROTECT_FIRST_N_MIN <= protect_first_n <= PROTECT_FIRST_N_MAX
+    ):
+        raise InvalidRequest(
+            f"protected head {protect_first_n} is out of range: "
+            f"{PROTECT_FIRST_N_MIN} to {PROTECT_FIRST_N_MAX}"
+        )
     if strategy is not None and strategy not in STRATEGIES:
-        raise InvalidRequest(f"unknown compaction strategy {strategy!r}; only 'lossy' exists")
+        known = " or ".join(repr(s) for s in STRATEGIES)
+        raise InvalidRequest(f"unknown compaction strategy {strategy!r}; expected {known}")
 
 
 def _config(row: ModelChannel) -> ChannelConfig:
@@ -192,8 +209,17 @@ class Channels(Repository):
         """Create or update an agent's compaction settings; out-of-range values are refused
         before anything is written."""
         validate_agent_settings(threshold_percent, protect_first_n, strategy)
-        if context_window is not None and context_window < 1_000:
-            raise InvalidRequest(f"context window {context_window} is too small (>= 1000)")
+        # The job carries the agent's model and window: bounds the job refuses are refused here.
+        if (
+            context_window is not None
+            and not CONTEXT_WINDOW_MIN <= context_window <= CONTEXT_WINDOW_MAX
+        ):
+            raise InvalidRequest(
+                f"context window {context_window} is out of range: "
+                f"{CONTEXT_WINDOW_MIN} to {CONTEXT_WINDOW_MAX}"
+            )
+        if model is not None and len(model) > MODEL_MAX_CHARS:
+            raise InvalidRequest(f"a model name is at most {MODEL_MAX_CHARS} characters")
         with write_session(self.factory) as session:
             agent = session.get(Agent, agent_id)
             if agent is None:

@@ -25,6 +25,7 @@ from compaction.contract import (
     CompactionSkipped,
     valid_session_id,
 )
+from compaction.errors import SkipCode, invalid_request
 from service.events import EventPublisher
 from service.keys import dead_stream, requests_stream
 from service.queue import submit
@@ -104,7 +105,7 @@ class Ingress:
             except redis.ConnectionError:
                 return  # not acknowledged: read again after reconnecting
             if outcome.status != "enqueued":
-                code = "lock_held" if outcome.status == "in_flight" else "already_pending"
+                code: SkipCode = "lock_held" if outcome.status == "in_flight" else "already_pending"
                 self.publisher.publish(
                     CompactionSkipped(
                         session_id=request.session_id,
@@ -120,9 +121,7 @@ class Ingress:
         self.client.xack(self.stream, GROUP, entry_id)
 
     def _dead(self, entry_id: bytes | str, raw: bytes | None, err: ValidationError) -> None:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "payload"
-        reason = f"invalid compaction_requested: {where}: {first['msg']}"
+        reason = invalid_request(err, "compaction_requested").message
         self.client.xadd(
             self.dead,
             {"payload": raw or b"", "reason": reason, "entry": str(entry_id)},

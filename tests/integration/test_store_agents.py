@@ -65,6 +65,14 @@ def test_protected_heads_from_one_to_ten_are_accepted(store: Store, count: int) 
     assert store.set_agent("a1", protect_first_n=count).compaction_protect_first_n == count
 
 
+def test_the_longest_model_name_and_the_widest_window_a_request_carries_are_accepted(
+    store: Store,
+) -> None:
+    settings = store.set_agent("a1", model="m" * 128, context_window=10_000_000)
+    assert (settings.model, settings.context_window) == ("m" * 128, 10_000_000)
+    assert store.get_agent("a1") == settings
+
+
 REFUSED: list[tuple[dict[str, Any], tuple[str, ...]]] = [
     ({"threshold_percent": 29}, ("29", "30", "95")),
     ({"threshold_percent": 96}, ("96", "30", "95")),
@@ -82,6 +90,10 @@ REFUSED: list[tuple[dict[str, Any], tuple[str, ...]]] = [
     ({"threshold_percent": 50, "protect_first_n": 11}, ("11",)),
     ({"threshold_percent": 50, "strategy": "lossless"}, ("lossless",)),
     ({"protect_first_n": 9, "threshold_percent": 96}, ("96",)),
+    # what a compaction request of the agent would refuse later (its model, its window)
+    ({"context_window": 999}, ("999", "1000")),
+    ({"context_window": 10_000_001}, ("10000001", "10000000")),
+    ({"model": "m" * 129}, ("128",)),
 ]
 
 
