@@ -10,19 +10,28 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from compaction.contract import CONTEXT_WINDOW_MIN
 from compaction.errors import invalid_config
 from compaction.tokens import EstimatorName, TextEstimator, text_estimator
 
 SummaryLanguage = Literal["auto", "zh", "en"]
+
+# The ranges an operator may set, for the whole service and per agent: one home, read by the
+# fields below, the store's agent settings (their checks and the table's constraints) and the
+# command line's help.
+THRESHOLD_PERCENT_MIN, THRESHOLD_PERCENT_MAX = 30, 95
+THRESHOLD_PERCENT_STEP = 5  # per agent (docs/architecture.md, "Settings")
+PROTECT_FIRST_N_MIN, PROTECT_FIRST_N_MAX = 1, 10
+STRATEGIES = ("lossy",)
 
 
 class CompactionParameters(BaseModel):
     """The fields, with defaults and ranges; the service's settings inherit them too, so an
     environment variable exists for every parameter (``COMPACTION_THRESHOLD_PERCENT``...)."""
 
-    context_window: int = Field(200_000, ge=1_000)
-    threshold_percent: int = Field(70, ge=30, le=95)
-    protect_first_n: int = Field(3, ge=1, le=10)
+    context_window: int = Field(200_000, ge=CONTEXT_WINDOW_MIN)
+    threshold_percent: int = Field(70, ge=THRESHOLD_PERCENT_MIN, le=THRESHOLD_PERCENT_MAX)
+    protect_first_n: int = Field(3, ge=PROTECT_FIRST_N_MIN, le=PROTECT_FIRST_N_MAX)
     tail_token_budget_ratio: float = Field(0.20, gt=0, le=1)
     min_tail_messages: int = Field(3, ge=1)
     prune_min_chars: int = Field(200, ge=0)

@@ -26,6 +26,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from compaction.config import (
+    PROTECT_FIRST_N_MAX,
+    PROTECT_FIRST_N_MIN,
+    STRATEGIES,
+    THRESHOLD_PERCENT_MAX,
+    THRESHOLD_PERCENT_MIN,
+    THRESHOLD_PERCENT_STEP,
+)
 from compaction.contract import MAX_SESSION_ID
 
 # SQLite only auto-increments INTEGER PRIMARY KEY.
@@ -35,6 +43,11 @@ Json = JSON(none_as_null=True)
 ROLES = ("system", "user", "assistant", "tool")
 PROVIDERS = ("anthropic", "openai", "deepseek", "openai-compatible")
 RUN_STATUSES = ("succeeded", "failed", "skipped", "restored")
+
+
+def sql_list(values: tuple[str, ...]) -> str:
+    """``('a', 'b')`` for a CHECK's ``IN``: a tuple's repr would end ``('a',)`` for one value."""
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
 
 def utcnow() -> datetime:
@@ -48,7 +61,7 @@ class Base(DeclarativeBase):
 class ModelChannel(Base):
     __tablename__ = "model_channel"
     __table_args__ = (
-        CheckConstraint(f"provider IN {PROVIDERS!r}", name="ck_model_channel_provider"),
+        CheckConstraint(f"provider IN {sql_list(PROVIDERS)}", name="ck_model_channel_provider"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
@@ -73,12 +86,16 @@ class Agent(Base):
     __tablename__ = "agent"
     __table_args__ = (
         CheckConstraint(
-            "compaction_threshold_percent BETWEEN 30 AND 95 "
-            "AND compaction_threshold_percent % 5 = 0",
+            f"compaction_threshold_percent BETWEEN {THRESHOLD_PERCENT_MIN} AND "
+            f"{THRESHOLD_PERCENT_MAX} "
+            f"AND compaction_threshold_percent % {THRESHOLD_PERCENT_STEP} = 0",
             name="ck_agent_threshold",
         ),
-        CheckConstraint("compaction_protect_first_n BETWEEN 1 AND 10", name="ck_agent_protect"),
-        CheckConstraint("compaction_strategy IN ('lossy')", name="ck_agent_strategy"),
+        CheckConstraint(
+            f"compaction_protect_first_n BETWEEN {PROTECT_FIRST_N_MIN} AND {PROTECT_FIRST_N_MAX}",
+            name="ck_agent_protect",
+        ),
+        CheckConstraint(f"compaction_strategy IN {sql_list(STRATEGIES)}", name="ck_agent_strategy"),
     )
 
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
@@ -119,7 +136,7 @@ class Message(Base):
         Index("ix_message_session_compacted", "session_id", "compacted_at"),
         Index("ix_message_session_summary", "session_id", "is_compaction_summary"),
         Index("ix_message_compacted_into", "compacted_into_id"),
-        CheckConstraint(f"role IN {ROLES!r}", name="ck_message_role"),
+        CheckConstraint(f"role IN {sql_list(ROLES)}", name="ck_message_role"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
@@ -167,7 +184,7 @@ class CompactionRun(Base):
     __tablename__ = "compaction_run"
     __table_args__ = (
         Index("ix_compaction_run_session", "session_id", "id"),
-        CheckConstraint(f"status IN {RUN_STATUSES!r}", name="ck_compaction_run_status"),
+        CheckConstraint(f"status IN {sql_list(RUN_STATUSES)}", name="ck_compaction_run_status"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
