@@ -1,7 +1,7 @@
 """Every parameter of the algorithm (seed §3 "关键参数", DESIGN §4), validated once.
 
-The worker builds one from its settings (``COMPACTION_*`` variables), the gateway's producers
-from the same settings plus the agent's overrides; the core only ever reads it.
+The service builds one from its settings (``COMPACTION_*`` variables) and an agent's
+overrides; the core only ever reads it.
 """
 
 from __future__ import annotations

@@ -47,8 +47,7 @@ class Wire(Camel):
     v: Literal[1] = SCHEMA_VERSION
 
 
-#: a session id's length: the wire models, the store (its column and its check) and the worker's
-#: reading of a broken job all keep to it
+#: a session id's length, for every layer that reads or stores one (the wire models here)
 MAX_SESSION_ID = 128
 SessionId = Annotated[str, Field(min_length=1, max_length=MAX_SESSION_ID)]
 
@@ -66,7 +65,7 @@ ContextWindow = Annotated[int, Field(ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MA
 
 
 class CompactionRequested(Wire):
-    """The job payload (queue ``compaction``, or the ``compaction:requests`` stream)."""
+    """The job payload (docs/architecture.md, "The job")."""
 
     type: Literal["compaction_requested"] = "compaction_requested"
     session_id: SessionId
@@ -110,7 +109,7 @@ class CompactionFailed(Event):
 
 
 class CompactionSkipped(Event):
-    """Not a failure: another run holds the session, or the same request is already queued."""
+    """Not a failure: another run holds the session, or the same request is already pending."""
 
     type: Literal["compaction_skipped"] = "compaction_skipped"
     code: SkipCode

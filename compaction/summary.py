@@ -45,8 +45,8 @@ class SummaryRequest:
     min_chars: int = 0
 
     def too_short(self, summary: str) -> bool:
-        """The one rule for a summary that says too little: the engine refuses it, the
-        worker's channel falls back to the extractive summary on it."""
+        """The one rule for a summary that says too little: the engine refuses such a
+        summary, and a summarizer with a fallback can use it to decide."""
         return len(summary.strip()) < self.min_chars
 
 

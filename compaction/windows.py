@@ -1,5 +1,5 @@
-"""Context windows of current models (DESIGN §4 "Triggers"): the registry the producers and the
-worker share. Unknown models fall back to the agent's window, then to the setting.
+"""Context windows of current models (docs/architecture.md, "Settings"): one registry for
+every layer. Unknown models fall back to the agent's window, then to the setting.
 
 Matching is by longest prefix, so dated names (``claude-sonnet-4-5-20250929``) and provider
 prefixes (``anthropic/``, ``openai/``) resolve too.
