@@ -1,4 +1,4 @@
-"""The message model shared by every layer (DESIGN §3), and its dict form.
+"""The message model shared by every layer (docs/architecture.md, "Layers"), and its dict form.
 
 Plain slotted dataclasses rather than pydantic models: the core builds hundreds of thousands of
 them per second in the benchmarks, and validation happens once, at construction. The dict form

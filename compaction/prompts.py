@@ -15,8 +15,8 @@ Language = Literal["zh", "en"]
 
 _ASCII_WORD = re.compile(r"[A-Za-z]+")
 
-#: The summary's headings (seed §3), in order: the prompt asks for them and the extractive
-#: summarizer fills them.
+#: The summary's headings (docs/architecture.md, "The algorithm"), in order: the prompt asks for
+#: them and the extractive summarizer fills them.
 HEADINGS: dict[Language, dict[str, str]] = {
     "zh": {
         "goal": "## 目标",

@@ -18,29 +18,35 @@ def test_public_name() -> None:
     assert PublicConfig is CompactionConfig
 
 
-def test_defaults_are_the_seed_table() -> None:
-    config = CompactionConfig()
-    assert config.threshold_percent == 70
-    assert config.protect_first_n == 3
-    assert config.tail_token_budget_ratio == 0.20
-    assert config.summary_min_tokens == 2_000
-    assert config.summary_max_tokens == 12_000
-    assert config.summary_ratio == 0.20
-    assert config.chars_per_token == 4
+#: The seed's table of parameters.
+SEED_TABLE: dict[str, Any] = {
+    "threshold_percent": 70,
+    "protect_first_n": 3,
+    "tail_token_budget_ratio": 0.20,
+    "summary_min_tokens": 2_000,
+    "summary_max_tokens": 12_000,
+    "summary_ratio": 0.20,
+    "chars_per_token": 4,
+}
+#: This project's other defaults (docs/architecture.md, "Settings").
+OTHER_DEFAULTS: dict[str, Any] = {
+    "context_window": 200_000,
+    "min_tail_messages": 3,
+    "prune_min_chars": 200,
+    "serialize_head_chars": 4_000,
+    "serialize_tail_chars": 1_500,
+    "min_summary_chars": 200,
+    "ledger_max_tokens": 8_000,
+    "summary_language": "auto",
+    "token_estimator": "cjk",
+    "redact_secrets": True,
+}
 
 
-def test_other_defaults() -> None:
+@pytest.mark.parametrize("expected", [SEED_TABLE, OTHER_DEFAULTS], ids=["seed", "other"])
+def test_defaults(expected: dict[str, Any]) -> None:
     config = CompactionConfig()
-    assert config.context_window == 200_000
-    assert config.min_tail_messages == 3
-    assert config.prune_min_chars == 200
-    assert config.serialize_head_chars == 4_000
-    assert config.serialize_tail_chars == 1_500
-    assert config.min_summary_chars == 200
-    assert config.ledger_max_tokens == 8_000
-    assert config.summary_language == "auto"
-    assert config.token_estimator == "cjk"
-    assert config.redact_secrets is True
+    assert {name: getattr(config, name) for name in expected} == expected
 
 
 # --------------------------------------------------------------------------- arithmetic

@@ -71,7 +71,7 @@ def test_zh_first_template_has_seed_headings_in_order() -> None:
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_structure_has_the_seed_layout(language: Language) -> None:
     """Each heading with its bracketed guidance below it, "progress" directly followed by its
-    first subsection, a blank line before every other top-level heading (seed §3)."""
+    first subsection, a blank line before every other top-level heading (the seed's layout)."""
     lines = build_prompt(language, TURNS, 2000).splitlines()
     progress = PROMPT_HEADINGS[language]["progress"]
     for number, heading in enumerate(HEADINGS[language]):
