@@ -292,6 +292,23 @@ def test_fallback_summary_when_enabled(h: Harness, reply: Reply) -> None:
 
 
 @SQLITE_ONLY
+def test_fallback_follows_min_summary_chars(h: Harness) -> None:
+    # The setting decides what is too short, for the fallback as for the engine.
+    runtime = h.runtime(fallback_summary=True, min_summary_chars=5, llm_max_retries=0)
+    h.channel("openai")
+    h.script(Reply(text="too short"))
+    session_id = h.session(conversation(12))
+
+    done = run(runtime, manual(session_id))
+
+    assert isinstance(done, CompactionDone), done
+    summary = h.store.latest_summary(session_id)
+    assert summary is not None and "\n\ntoo short\n\n" in summary.message.content
+    [record] = h.store.runs(session_id)
+    assert record.model != "extractive-fallback"
+
+
+@SQLITE_ONLY
 def test_fallback_is_off_by_default(h: Harness) -> None:
     runtime = h.runtime(llm_max_retries=0)
     assert runtime.settings.fallback_summary is False
