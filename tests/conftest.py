@@ -1,5 +1,6 @@
 """Fixtures shared by the suite. The store fixtures run every test against SQLite and against
-a real PostgreSQL database created for the run (DESIGN §9)."""
+a real PostgreSQL database created for the run; a test that uses Redis gets a key prefix and a
+queue name of its own on the shared server (docs/architecture.md, "Tests")."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from sqlalchemy import Engine, text
 
 from store import Store, make_engine, make_sessionmaker
 from store.migrate import upgrade
 from store.models import Base
-from tests.services import create_database, drop_database
+from tests.services import RedisNamespace, create_database, drop_database, fresh_namespace
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +54,18 @@ def engine(
 @pytest.fixture
 def store(engine: Engine) -> Store:
     return Store(make_sessionmaker(engine))
+
+
+@pytest.fixture
+def redis_namespace() -> Iterator[RedisNamespace]:
+    with fresh_namespace() as namespace:
+        yield namespace
+
+
+@pytest.fixture
+def redis_client(redis_namespace: RedisNamespace) -> Iterator[redis.Redis]:
+    """A client of the shared Redis; the test's keys are its namespace's
+    (``redis_namespace``), deleted afterwards."""
+    client = redis_namespace.client()
+    yield client
+    client.close()

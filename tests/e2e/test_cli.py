@@ -14,31 +14,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 
 from store.migrate import upgrade
 from tests.fakes import TRANSCRIPTS
 from tests.llm_server import FakeLLM, serve
-from tests.services import create_database, drop_database
+from tests.services import create_database, drop_database, fresh_namespace
 
 COMPACTION = str(Path(sys.executable).parent / "compaction")
-REDIS_URL = "redis://127.0.0.1:6379/8"
 
 
 @pytest.fixture(scope="module")
 def env() -> Iterator[dict[str, str]]:
     name, url = create_database()
     upgrade(url)
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    yield {
-        **os.environ,
-        "COMPACTION_DATABASE_URL": url,
-        "COMPACTION_REDIS_URL": REDIS_URL,
-        "COMPACTION_CONTEXT_WINDOW": "16000",
-        "COMPACTION_LLM_TIMEOUT_S": "10",
-        "COMPACTION_LLM_MAX_RETRIES": "1",
-        "COMPACTION_JOB_TIMEOUT_S": "60",
-    }
+    with fresh_namespace() as names:
+        yield {
+            **os.environ,
+            **names.env(),
+            "COMPACTION_DATABASE_URL": url,
+            "COMPACTION_CONTEXT_WINDOW": "16000",
+            "COMPACTION_LLM_TIMEOUT_S": "10",
+            "COMPACTION_LLM_MAX_RETRIES": "1",
+            "COMPACTION_JOB_TIMEOUT_S": "60",
+        }
     drop_database(name)
 
 

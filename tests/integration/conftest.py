@@ -1,5 +1,5 @@
-"""Fixtures of the worker-job tests: the fake providers' server, a Redis database flushed per
-test, and the harness that checks every published event against the exported schemas."""
+"""Fixtures of the worker-job tests: the fake providers' server, a Redis namespace per test,
+and the harness that checks every published event against the exported schemas."""
 
 from __future__ import annotations
 
@@ -13,12 +13,9 @@ from compaction.contract import (
     parse_event,
 )
 from store import Store
-from tests.integration.worker_helpers import (
-    REDIS_URL,
-    Harness,
-    assert_valid,
-)
+from tests.integration.worker_helpers import Harness, assert_valid
 from tests.llm_server import FakeLLM, Reply, serve
+from tests.services import RedisNamespace
 from worker.runtime import install
 
 
@@ -29,18 +26,15 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def redis_db() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(REDIS_URL)
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
-
-
-@pytest.fixture
-def h(store: Store, engine: Engine, redis_db: redis.Redis, fake_llm: FakeLLM) -> Iterator[Harness]:
+def h(
+    store: Store,
+    engine: Engine,
+    redis_client: redis.Redis,
+    redis_namespace: RedisNamespace,
+    fake_llm: FakeLLM,
+) -> Iterator[Harness]:
     fake_llm.script(Reply())
-    harness = Harness(store, engine, redis_db, fake_llm)
+    harness = Harness(store, engine, redis_client, redis_namespace, fake_llm)
     yield harness
     install(None)
     # Every event a job published in this test matches the exported JSON Schemas (DESIGN §6).

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from rq import SimpleWorker
+from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 from sqlalchemy import text
 
@@ -30,11 +30,9 @@ from store import Store, make_engine, make_sessionmaker
 from store.models import Base
 from tests.fakes import conversation
 from tests.llm_server import FakeLLM, Reply, serve
-from tests.services import PrivateRedis
+from tests.services import PrivateRedis, RedisNamespace
 from worker.ingress import Ingress
 from worker.runtime import Runtime, install
-
-REDIS_URL = "redis://127.0.0.1:6379/11"
 
 
 @pytest.fixture(scope="module")
@@ -44,16 +42,20 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def ctx(postgres_url: str, fake_llm: FakeLLM) -> Iterator[Producers]:
+def ctx(
+    postgres_url: str,
+    fake_llm: FakeLLM,
+    redis_namespace: RedisNamespace,
+    redis_client: redis.Redis,
+) -> Iterator[Producers]:
     engine = make_engine(postgres_url)
     tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
     with engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
-    client = redis.Redis.from_url(REDIS_URL)
-    client.flushdb()
+    client = redis_client
     settings = Settings(
         database_url=postgres_url,
-        redis_url=REDIS_URL,
+        **redis_namespace.settings(),
         context_window=4_000,
         llm_timeout_s=5,
         llm_max_retries=0,
@@ -72,7 +74,8 @@ def ctx(postgres_url: str, fake_llm: FakeLLM) -> Iterator[Producers]:
     )
     fake_llm.script(Reply())
     producers = Producers(settings=settings, store=store, redis=client)
-    install(Runtime(settings=settings, store=store, redis=client, publisher=EventPublisher(client)))
+    publisher = EventPublisher(client, prefix=settings.channel_prefix)
+    install(Runtime(settings=settings, store=store, redis=client, publisher=publisher))
     yield producers
     install(None)
     engine.dispose()
@@ -84,11 +87,14 @@ def session_with(ctx: Producers, turns: int) -> str:
     return session_id
 
 
+def queue(ctx: Producers) -> Queue:
+    """The test's own queue (``redis_namespace``)."""
+    return compaction_queue(ctx.redis, ctx.settings.queue_name)
+
+
 def drain(ctx: Producers) -> None:
     """Run every queued job with RQ's SimpleWorker, in this process (JSON serializer)."""
-    SimpleWorker(
-        [compaction_queue(ctx.redis)], connection=ctx.redis, serializer=JSONSerializer
-    ).work(burst=True)
+    SimpleWorker([queue(ctx)], connection=ctx.redis, serializer=JSONSerializer).work(burst=True)
 
 
 # --- the threshold check (seed §2.1) ------------------------------------------------------
@@ -105,21 +111,22 @@ def test_enqueued_then_already_pending_then_in_flight(ctx: Producers) -> None:
     session_id = session_with(ctx, 20)
     first = trigger.check_and_enqueue(ctx, session_id)
     assert first.status == "enqueued" and first.used_tokens >= first.threshold_tokens
-    assert ctx.redis.get(pending_key("compaction", session_id)) == first.request_id.encode()
-    assert len(compaction_queue(ctx.redis)) == 1
+    prefix = ctx.settings.channel_prefix
+    assert ctx.redis.get(pending_key(prefix, session_id)) == first.request_id.encode()
+    assert len(queue(ctx)) == 1
     again = trigger.check_and_enqueue(ctx, session_id)
     assert again.status == "already_pending" and again.request_id == first.request_id
-    ctx.redis.delete(pending_key("compaction", session_id))
-    ctx.redis.set(lock_key("compaction", session_id), lock_token("req-42"))
+    ctx.redis.delete(pending_key(prefix, session_id))
+    ctx.redis.set(lock_key(prefix, session_id), lock_token("req-42"))
     running = trigger.check_and_enqueue(ctx, session_id)
     assert running.status == "in_flight" and running.request_id == "req-42"
-    assert len(compaction_queue(ctx.redis)) == 1  # nothing more was queued
+    assert len(queue(ctx)) == 1  # nothing more was queued
 
 
-def test_suppressed_by_the_anti_loop_rule(ctx: Producers) -> None:
+def test_suppressed_by_the_anti_loop_rule(ctx: Producers, redis_namespace: RedisNamespace) -> None:
     session_id = session_with(ctx, 20)
     used = trigger.check_and_enqueue(ctx, session_id).used_tokens
-    ctx.redis.flushdb()
+    redis_namespace.clear(ctx.redis)
     for _ in range(2):  # two compactions that saved under 10% each
         ctx.store.apply_pruning(
             session_id,
@@ -129,7 +136,7 @@ def test_suppressed_by_the_anti_loop_rule(ctx: Producers) -> None:
             tokens_after=used - used // 20,
         )
     result = trigger.check_and_enqueue(ctx, session_id)
-    assert result.status == "suppressed" and len(compaction_queue(ctx.redis)) == 0
+    assert result.status == "suppressed" and len(queue(ctx)) == 0
     assert trigger.request_manual(ctx, session_id).status == "enqueued"  # manual still runs
 
 
@@ -147,7 +154,9 @@ def test_a_model_switch_that_shrinks_the_window_triggers_at_once(ctx: Producers)
     assert small.status == "enqueued" and small.max_tokens == 2_000
 
 
-def test_messages_passed_by_the_gateway_are_estimated_incrementally(ctx: Producers) -> None:
+def test_messages_passed_by_the_gateway_are_estimated_incrementally(
+    ctx: Producers, redis_namespace: RedisNamespace
+) -> None:
     session_id = session_with(ctx, 1)
     messages = conversation(10)
     first = trigger.check_and_enqueue(ctx, session_id, messages=messages)
@@ -155,7 +164,7 @@ def test_messages_passed_by_the_gateway_are_estimated_incrementally(ctx: Produce
     second = trigger.check_and_enqueue(ctx, session_id, messages=messages)
     assert first.status == "below_threshold" and second.status == "enqueued"
     fresh = Producers(settings=ctx.settings, store=ctx.store, redis=ctx.redis)
-    ctx.redis.flushdb()
+    redis_namespace.clear(ctx.redis)
     assert trigger.check_and_enqueue(fresh, session_id, messages=messages).used_tokens == (
         second.used_tokens
     )
@@ -205,7 +214,7 @@ def test_auto_and_manual_at_once_one_runs_one_is_not_queued_twice(ctx: Producers
     for thread in threads:
         thread.join()
     assert sorted(results) == ["already_pending", "enqueued"]
-    assert len(compaction_queue(ctx.redis)) == 1
+    assert len(queue(ctx)) == 1
 
 
 # --- waiting for a compaction (seed §9) ---------------------------------------------------
@@ -287,7 +296,7 @@ def test_relay_survives_a_redis_restart_and_replays_the_gap(ctx: Producers) -> N
         settings = ctx.settings.model_copy(update={"redis_url": server.url})
         client = redis.Redis.from_url(server.url)
         private = Producers(settings=settings, store=ctx.store, redis=client)
-        publisher = EventPublisher(client)
+        publisher = EventPublisher(client, prefix=settings.channel_prefix)
         session_id = session_with(ctx, 2)
         relay = EventRelay(session_id, ctx=private)
         seen: list[int] = []
@@ -305,8 +314,9 @@ def test_relay_survives_a_redis_restart_and_replays_the_gap(ctx: Producers) -> N
         server.restart()  # the relay's connection drops; the stream starts empty again
         # Published while the relay is still backing off: it must replay them.
         fresh = redis.Redis.from_url(server.url)
-        EventPublisher(fresh).publish(trigger_event(session_id, 2))
-        EventPublisher(fresh).publish(trigger_event(session_id, 3))
+        fresh_publisher = EventPublisher(fresh, prefix=settings.channel_prefix)
+        fresh_publisher.publish(trigger_event(session_id, 2))
+        fresh_publisher.publish(trigger_event(session_id, 3))
         thread.join(timeout=25)
         relay.close()
         assert seen == [1, 2, 3]
@@ -331,12 +341,14 @@ def trigger_event(session_id: str, used: int) -> object:
 def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
     session_id = session_with(ctx, 12)
     ingress = Ingress(ctx.settings, ctx.redis, block_ms=100)
-    stream = requests_stream("compaction")
+    prefix = ctx.settings.channel_prefix
+    stream = requests_stream(prefix)
+    valid_id = f"r-valid-{session_id}"  # the job's id derives from it: unique across runs
     valid = json.dumps(
         {
             "sessionId": session_id,
             "reason": "manual",
-            "requestId": "r-valid",
+            "requestId": valid_id,
             "requestedAt": "2026-11-30T00:00:00Z",
         }
     )
@@ -347,7 +359,7 @@ def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
     ]
     for payload in [valid, *broken]:
         subprocess.run(
-            ["redis-cli", "-n", "11", "XADD", stream, "*", "payload", payload],
+            ["redis-cli", "-u", ctx.settings.redis_url, "XADD", stream, "*", "payload", payload],
             check=True,
             capture_output=True,
         )
@@ -355,13 +367,13 @@ def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
     thread = threading.Thread(target=ingress.run)
     thread.start()
     deadline = time.monotonic() + 10
-    while ctx.redis.xlen(dead_stream("compaction")) < 3 and time.monotonic() < deadline:
+    while ctx.redis.xlen(dead_stream(prefix)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     ingress.stop.set()
     thread.join(timeout=5)
-    jobs = compaction_queue(ctx.redis).jobs
-    assert [job.args[0]["requestId"] for job in jobs] == ["r-valid"]
-    dead = ctx.redis.xrange(dead_stream("compaction"))
+    jobs = queue(ctx).jobs
+    assert [job.args[0]["requestId"] for job in jobs] == [valid_id]
+    dead = ctx.redis.xrange(dead_stream(prefix))
     assert len(dead) == 3 and all(b"invalid compaction_requested" in f[b"reason"] for _, f in dead)
     failed = [e for e in relay.events(timeout=0.5) if e.type == "compaction_failed"]
     relay.close()
@@ -402,6 +414,6 @@ def drain_in_thread_safe_way(ctx: Producers) -> None:
     """Run the queued job without RQ's signal handling (this runs off the main thread)."""
     from worker.jobs import compaction_requested
 
-    for job in compaction_queue(ctx.redis).jobs:
+    for job in queue(ctx).jobs:
         compaction_requested(job.args[0])
         job.delete()

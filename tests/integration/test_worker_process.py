@@ -9,7 +9,8 @@ outlives a Redis restart between two jobs and Redis going down while a job runs;
 ``--metrics-port`` serves the job counter; ``--pool 2 --burst`` runs two sessions' jobs and
 exits.
 
-Redis db 13 is flushed before and after each test. Every process started here (workers, pools,
+Each test has a key prefix and a queue name of its own on the shared Redis (``redis_namespace``),
+given to its workers through the environment. Every process started here (workers, pools,
 redis-server) runs in its own process group and is killed in teardown, pass or fail.
 """
 
@@ -41,14 +42,12 @@ from store.migrate import upgrade
 from store.records import StoredMessage
 from tests.fakes import conversation
 from tests.llm_server import FakeLLM, Reply, serve
-from tests.services import create_database, drop_database
+from tests.services import RedisNamespace, create_database, drop_database
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPACTION = Path(sys.executable).parent / "compaction"
-REDIS_URL = "redis://127.0.0.1:6379/13"
-PREFIX = "compaction"
 #: small enough for conversation(12) (~2,000 tokens) to be over the threshold
 WINDOW = 4_000
 T = TypeVar("T")
@@ -96,17 +95,26 @@ def llm(fake_llm: FakeLLM) -> FakeLLM:
     return fake_llm
 
 
+@dataclass(frozen=True)
+class Server:
+    """A Redis server's client and the test's names on it."""
+
+    client: redis.Redis
+    names: RedisNamespace
+
+    @classmethod
+    def private(cls, names: RedisNamespace, port: int) -> Server:
+        names = names.on(f"redis://127.0.0.1:{port}/0")
+        return cls(redis.Redis.from_url(names.url, socket_timeout=5), names)
+
+    def key(self, name: Callable[[str, str], str], session_id: str) -> str:
+        """A per-session key: ``server.key(lock_key, session_id)``."""
+        return name(self.names.prefix, session_id)
+
+
 @pytest.fixture
-def rdb() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(REDIS_URL, socket_timeout=10)
-    try:
-        client.ping()
-    except redis.ConnectionError as err:
-        pytest.fail(f"Redis is not reachable at {REDIS_URL} ({err}); start it: redis-server")
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
+def rdb(redis_namespace: RedisNamespace, redis_client: redis.Redis) -> Server:
+    return Server(redis_client, redis_namespace)
 
 
 @dataclass
@@ -181,11 +189,11 @@ def _killpg(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def worker_env(database_url: str, redis_url: str = REDIS_URL) -> dict[str, str]:
+def worker_env(database_url: str, names: RedisNamespace) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTION_")}
+    env.update(names.env())
     env.update(
         COMPACTION_DATABASE_URL=database_url,
-        COMPACTION_REDIS_URL=redis_url,
         COMPACTION_CONTEXT_WINDOW=str(WINDOW),
         COMPACTION_LLM_MAX_RETRIES="0",
         COMPACTION_LLM_TIMEOUT_S="20",
@@ -196,8 +204,10 @@ def worker_env(database_url: str, redis_url: str = REDIS_URL) -> dict[str, str]:
 
 
 @pytest.fixture
-def processes(tmp_path: Path, database_url: str) -> Iterator[Processes]:
-    procs = Processes(tmp_path, worker_env(database_url))
+def processes(
+    tmp_path: Path, database_url: str, redis_namespace: RedisNamespace
+) -> Iterator[Processes]:
+    procs = Processes(tmp_path, worker_env(database_url, redis_namespace))
     try:
         yield procs
     finally:
@@ -227,9 +237,9 @@ def wait_for(
         time.sleep(0.05)
 
 
-def events_for(client: redis.Redis, request_id: str) -> list[dict[str, Any]]:
+def events_for(server: Server, request_id: str) -> list[dict[str, Any]]:
     out = []
-    for _id, entry in client.xrange(events_stream(PREFIX)):
+    for _id, entry in server.client.xrange(events_stream(server.names.prefix)):
         event = json.loads(entry[b"event"])
         if event.get("requestId") == request_id:
             out.append(event)
@@ -237,10 +247,10 @@ def events_for(client: redis.Redis, request_id: str) -> list[dict[str, Any]]:
 
 
 def final_event(
-    client: redis.Redis, request_id: str, proc: Proc | None = None, timeout: float = 30.0
+    server: Server, request_id: str, proc: Proc | None = None, timeout: float = 30.0
 ) -> dict[str, Any]:
     def final() -> dict[str, Any] | None:
-        return next((e for e in events_for(client, request_id) if e["type"] in FINAL_EVENTS), None)
+        return next((e for e in events_for(server, request_id) if e["type"] in FINAL_EVENTS), None)
 
     return wait_for(final, timeout, f"the final event of request {request_id}", proc)
 
@@ -251,9 +261,9 @@ def new_session(store: Store, turns: int = 12) -> str:
     return session_id
 
 
-def request(client: redis.Redis, session_id: str, timeout_s: int = 30) -> CompactionRequested:
+def request(server: Server, session_id: str, timeout_s: int = 30) -> CompactionRequested:
     req = CompactionRequested(session_id=session_id, reason="manual")
-    enqueue(compaction_queue(client), req, timeout_s=timeout_s)
+    enqueue(compaction_queue(server.client, server.names.queue), req, timeout_s=timeout_s)
     return req
 
 
@@ -271,7 +281,7 @@ def conversation_rows(view: list[StoredMessage]) -> list[StoredMessage]:
 
 
 def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
-    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+    store: Store, llm: FakeLLM, rdb: Server, processes: Processes
 ) -> None:
     session_id = new_session(store)
     req = request(rdb, session_id)
@@ -294,7 +304,7 @@ def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
 
 
 def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
-    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+    store: Store, llm: FakeLLM, rdb: Server, processes: Processes
 ) -> None:
     ttl_s = 2.0
     # job_timeout_s must cover llm_timeout_s x (llm_max_retries + 1) = 10 x 1; it also covers
@@ -303,21 +313,21 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     llm.script(Reply(delay_s=5.0), Reply())
     session_id = new_session(store)
     compacted, full = store.load_history(session_id), store.load_history(session_id, "full")
-    key, pending = lock_key(PREFIX, session_id), pending_key(PREFIX, session_id)
+    key, pending = rdb.key(lock_key, session_id), rdb.key(pending_key, session_id)
 
     req = CompactionRequested(session_id=session_id, reason="manual")
-    assert rdb.set(pending, req.request_id, nx=True, ex=90)  # as a producer queues it
-    enqueue(compaction_queue(rdb), req, timeout_s=30)
+    assert rdb.client.set(pending, req.request_id, nx=True, ex=90)  # as a producer queues it
+    enqueue(compaction_queue(rdb.client, rdb.names.queue), req, timeout_s=30)
     worker = processes.worker("--burst", **timing)
     wait_for(lambda: llm.requests, 30, "the LLM request", worker)
-    assert rdb.exists(key), "the lock is held while the LLM works"
-    assert not rdb.exists(pending), "a running request no longer blocks a new one"
+    assert rdb.client.exists(key), "the lock is held while the LLM works"
+    assert not rdb.client.exists(pending), "a running request no longer blocks a new one"
 
     os.kill(worker.pid, signal.SIGKILL)
     assert worker.popen.wait(10) == -signal.SIGKILL
     killed_at = time.monotonic()
-    assert rdb.exists(key), "right after the kill the dead holder's lock is still there"
-    assert 0 < rdb.pttl(key) <= ttl_s * 1000
+    assert rdb.client.exists(key), "right after the kill the dead holder's lock is still there"
+    assert 0 < rdb.client.pttl(key) <= ttl_s * 1000
 
     # The history is as it was: nothing but the UI's "compaction started" event row was added.
     assert store.load_history(session_id) == compacted
@@ -327,7 +337,7 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     assert store.runs(session_id) == []
     assert events_for(rdb, req.request_id)[-1]["type"] == "compaction_start"
 
-    wait_for(lambda: not rdb.exists(key), ttl_s + 2, "the lock's expiry")
+    wait_for(lambda: not rdb.client.exists(key), ttl_s + 2, "the lock's expiry")
     assert time.monotonic() - killed_at <= ttl_s + 0.5
 
     again = request(rdb, session_id, timeout_s=30)
@@ -335,82 +345,92 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     done = final_event(rdb, again.request_id, fresh)
     assert done["type"] == "compaction_done", done
     assert [r.status for r in store.runs(session_id)] == ["succeeded"]
-    assert not rdb.exists(key)
+    assert not rdb.client.exists(key)
 
 
-def test_a_pending_key_stops_blocking_after_its_ttl(rdb: redis.Redis) -> None:
+def test_a_pending_key_stops_blocking_after_its_ttl(rdb: Server) -> None:
     """A producer marks a queued request with ``SET pending NX EX ttl``; the worker deletes the
     key when it takes the job. When that never happens (the job was lost, its worker died before
     taking it), the key blocks other requests only until its TTL ends (DESIGN §7: 90 s; 2 s
     here). The producer API is not in the repository yet, so this test plays the producer."""
-    key = pending_key(PREFIX, "lost-session")
-    assert rdb.set(key, "lost-request", nx=True, ex=2)
-    assert not rdb.set(key, "next-request", nx=True, ex=2), "a queued request blocks the next"
-    assert 0 < rdb.ttl(key) <= 2
+    key = rdb.key(pending_key, "lost-session")
+    assert rdb.client.set(key, "lost-request", nx=True, ex=2)
+    assert not rdb.client.set(key, "next-request", nx=True, ex=2), (
+        "a queued request blocks the next"
+    )
+    assert 0 < rdb.client.ttl(key) <= 2
     blocked_since = time.monotonic()
-    wait_for(lambda: rdb.set(key, "next-request", nx=True, ex=2), 4, "the pending key's expiry")
+    wait_for(
+        lambda: rdb.client.set(key, "next-request", nx=True, ex=2), 4, "the pending key's expiry"
+    )
     assert 1.0 < time.monotonic() - blocked_since <= 3.0
-    assert rdb.get(key) == b"next-request"
+    assert rdb.client.get(key) == b"next-request"
 
 
 def test_a_worker_goes_on_after_a_redis_restart(
-    store: Store, llm: FakeLLM, processes: Processes, database_url: str
+    store: Store,
+    llm: FakeLLM,
+    processes: Processes,
+    database_url: str,
+    redis_namespace: RedisNamespace,
 ) -> None:
     """Redis restarts (empty) while the worker waits for work: it reconnects and takes the
     next job."""
     port = free_port()
-    url = f"redis://127.0.0.1:{port}/0"
+    private = Server.private(redis_namespace, port)
     server = processes.redis_server(port)
-    client = redis.Redis.from_url(url, socket_timeout=5)
-    wait_for(lambda: _pings(client), 10, "the private redis-server", server)
+    wait_for(lambda: _pings(private.client), 10, "the private redis-server", server)
 
     worker = processes.start(
-        [str(COMPACTION), "worker"], "worker", worker_env(database_url, redis_url=url)
+        [str(COMPACTION), "worker"], "worker", worker_env(database_url, private.names)
     )
-    first = request(client, new_session(store))
-    assert final_event(client, first.request_id, worker)["type"] == "compaction_done"
-    wait_idle(client, worker)
+    first = request(private, new_session(store))
+    assert final_event(private, first.request_id, worker)["type"] == "compaction_done"
+    wait_idle(private.client, worker)
 
     assert processes.stop(server) == 0
     server = processes.redis_server(port)  # same port, empty: --save "" --appendonly no
-    wait_for(lambda: _pings(client), 10, "the restarted redis-server", server)
+    wait_for(lambda: _pings(private.client), 10, "the restarted redis-server", server)
 
-    second = request(client, new_session(store))
-    done = final_event(client, second.request_id, worker, timeout=60)
+    second = request(private, new_session(store))
+    done = final_event(private, second.request_id, worker, timeout=60)
     assert done["type"] == "compaction_done", done
     assert worker.popen.poll() is None, "the worker still runs"
 
 
 def test_a_worker_outlives_redis_going_down_while_a_job_runs(
-    store: Store, llm: FakeLLM, processes: Processes, database_url: str
+    store: Store,
+    llm: FakeLLM,
+    processes: Processes,
+    database_url: str,
+    redis_namespace: RedisNamespace,
 ) -> None:
     port = free_port()
-    url = f"redis://127.0.0.1:{port}/0"
+    private = Server.private(redis_namespace, port)
     server = processes.redis_server(port)
-    client = redis.Redis.from_url(url, socket_timeout=5)
-    wait_for(lambda: _pings(client), 10, "the private redis-server", server)
+    wait_for(lambda: _pings(private.client), 10, "the private redis-server", server)
     llm.script(Reply(delay_s=1.5), Reply())
     session_id = new_session(store)
     compacted = store.load_history(session_id)
 
     worker = processes.start(
-        [str(COMPACTION), "worker"], "worker", worker_env(database_url, redis_url=url)
+        [str(COMPACTION), "worker"], "worker", worker_env(database_url, private.names)
     )
-    request(client, session_id)
+    request(private, session_id)
     wait_for(lambda: llm.requests, 30, "the LLM request", worker)
     assert processes.stop(server) == 0  # down while the job waits on the LLM
     deadline = time.monotonic() + 8  # the job ends (lock_lost) while Redis is down
     while worker.popen.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     server = processes.redis_server(port)
-    wait_for(lambda: _pings(client), 10, "the restarted redis-server", server)
+    wait_for(lambda: _pings(private.client), 10, "the restarted redis-server", server)
     assert store.load_history(session_id) == compacted, "the failed job changed nothing"
 
     assert worker.popen.poll() is None, (
         f"the worker exited ({worker.popen.returncode}) on the outage:\n{worker.tail(12)}"
     )
-    second = request(client, new_session(store))
-    assert final_event(client, second.request_id, worker)["type"] == "compaction_done"
+    second = request(private, new_session(store))
+    assert final_event(private, second.request_id, worker)["type"] == "compaction_done"
 
 
 def wait_idle(client: redis.Redis, proc: Proc) -> None:
@@ -432,7 +452,7 @@ def _pings(client: redis.Redis) -> bool:
 
 
 def test_metrics_port_serves_the_job_counter(
-    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+    store: Store, llm: FakeLLM, rdb: Server, processes: Processes
 ) -> None:
     port = free_port()
     worker = processes.worker("--metrics-port", str(port))
@@ -454,7 +474,7 @@ def test_metrics_port_serves_the_job_counter(
 
 
 def test_pool_of_two_in_burst_mode_runs_two_sessions(
-    store: Store, llm: FakeLLM, rdb: redis.Redis, processes: Processes
+    store: Store, llm: FakeLLM, rdb: Server, processes: Processes
 ) -> None:
     llm.script(Reply(delay_s=1.0))
     requests = [request(rdb, new_session(store)) for _ in range(2)]

@@ -73,7 +73,7 @@ def test_lock_taken_over_mid_run_writes_nothing(h: Harness) -> None:
     session_id = h.session(conversation(12))
     before = h.state(session_id)
     request = manual(session_id)
-    key = lock_key("compaction", session_id)
+    key = lock_key(h.namespace.prefix, session_id)
     watcher = when_llm_called(h.fake, lambda: h.redis.set(key, "intruder", px=30_000))
 
     final = run(runtime, request)
@@ -327,7 +327,7 @@ def test_metrics_count_jobs_by_outcome_and_code(h: Harness) -> None:
     h.script(Reply(text=""))
     failed = run(runtime, manual(small))
     skipped = run(runtime, auto(small))
-    h.redis.set(lock_key("compaction", held), "other-worker")
+    h.redis.set(lock_key(h.namespace.prefix, held), "other-worker")
     busy = run(runtime, manual(held))
     assert isinstance(done, CompactionDone)
     assert isinstance(failed, CompactionFailed) and failed.code == "summary_too_short"

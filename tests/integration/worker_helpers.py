@@ -1,7 +1,8 @@
 """Helpers for the job's integration tests (``test_worker_jobs.py``): a harness that builds a
-``Runtime`` over the ``store`` fixture (SQLite or real PostgreSQL), a real Redis database and
-the loopback fake LLM server, plus readers for what a job leaves behind (events on the stream,
-run records, the two history views) and a small JSON Schema checker for the exported files.
+``Runtime`` over the ``store`` fixture (SQLite or real PostgreSQL), the shared Redis (a namespace
+of the test's own) and the loopback fake LLM server, plus readers for what a job leaves behind
+(events on the stream, run records, the two history views) and a small JSON Schema checker for
+the exported files.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ from service.keys import events_stream, lock_key
 from service.settings import Settings
 from store import ChannelConfig, Store, StoredMessage
 from tests.llm_server import FakeLLM, Recorded, Reply
+from tests.services import RedisNamespace
 from worker.runtime import Runtime
 
-#: A Redis database of its own (flushed before each test); other suites use 10 to 13.
-REDIS_URL = "redis://127.0.0.1:6379/14"
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 #: Small enough that ``conversation(12)`` compacts with a manual request (seed §11 size).
 CONTEXT_WINDOW = 4_000
@@ -48,10 +48,10 @@ def base_url(fake: FakeLLM, provider: str) -> str:
     return fake.base_url if provider == "anthropic" else f"{fake.base_url}/v1"
 
 
-def job_settings(database_url: str, **overrides: Any) -> Settings:
+def job_settings(database_url: str, namespace: RedisNamespace, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "database_url": database_url,
-        "redis_url": REDIS_URL,
+        **namespace.settings(),
         "context_window": CONTEXT_WINDOW,
         "lock_ttl_s": 2.0,
         "llm_timeout_s": 1.0,
@@ -69,6 +69,7 @@ class Harness:
     store: Store
     engine: Engine
     redis: redis.Redis
+    namespace: RedisNamespace
     fake: FakeLLM
     runtimes: list[Runtime] = field(default_factory=list)
 
@@ -77,7 +78,7 @@ class Harness:
         return self.engine.url.render_as_string(hide_password=False)
 
     def runtime(self, **overrides: Any) -> Runtime:
-        settings = job_settings(self.database_url, **overrides)
+        settings = job_settings(self.database_url, self.namespace, **overrides)
         publisher = EventPublisher(
             self.redis, prefix=settings.channel_prefix, stream_maxlen=settings.events_stream_maxlen
         )
@@ -115,9 +116,9 @@ class Harness:
 
     # --- what a job leaves behind ---------------------------------------------------------
 
-    def raw_events(self, prefix: str = "compaction") -> list[bytes]:
+    def raw_events(self) -> list[bytes]:
         entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]
-            events_stream(prefix)
+            events_stream(self.namespace.prefix)
         )
         return [fields[b"event"] for _id, fields in entries]
 
@@ -129,7 +130,7 @@ class Harness:
         return [e for e in parsed if session_id is None or e.session_id == session_id]
 
     def lock_value(self, session_id: str) -> bytes | None:
-        return self.redis.get(lock_key("compaction", session_id))  # type: ignore[return-value]
+        return self.redis.get(lock_key(self.namespace.prefix, session_id))  # type: ignore[return-value]
 
     def state(self, session_id: str) -> History:
         return History.of(self.store, session_id)
