@@ -65,7 +65,7 @@ ContextWindow = Annotated[int, Field(ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MA
 
 
 class CompactionRequested(Wire):
-    """The job payload (docs/architecture.md, "The job")."""
+    """The job payload: one request to compact one session."""
 
     type: Literal["compaction_requested"] = "compaction_requested"
     session_id: SessionId
