@@ -15,6 +15,7 @@ from sqlalchemy import Engine, text
 from store import Store, make_engine, make_sessionmaker
 from store.migrate import upgrade
 from store.models import Base
+from tests.llm_server import FakeLLM, Reply, serve
 from tests.services import RedisNamespace, create_database, drop_database, fresh_namespace
 
 
@@ -69,3 +70,19 @@ def redis_client(redis_namespace: RedisNamespace) -> Iterator[redis.Redis]:
     client = redis_namespace.client()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[FakeLLM]:
+    """The fake auxiliary model (``tests/llm_server.py``), one loopback server for the run;
+    what a module builds once (a channel, a worker process) points at it."""
+    with serve() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_llm(llm_server: FakeLLM) -> FakeLLM:
+    """The same server for one test: no request recorded yet, every request answered with the
+    default summary until the test scripts other replies."""
+    llm_server.script(Reply())
+    return llm_server

@@ -17,7 +17,7 @@ import pytest
 
 from store.migrate import upgrade
 from tests.fakes import TRANSCRIPTS
-from tests.llm_server import FakeLLM, serve
+from tests.llm_server import FakeLLM
 from tests.services import create_database, drop_database, fresh_namespace
 
 COMPACTION = str(Path(sys.executable).parent / "compaction")
@@ -38,12 +38,6 @@ def env() -> Iterator[dict[str, str]]:
             "COMPACTION_JOB_TIMEOUT_S": "60",
         }
     drop_database(name)
-
-
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[FakeLLM]:
-    with serve() as fake:
-        yield fake
 
 
 @pytest.fixture(scope="module")

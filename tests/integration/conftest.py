@@ -1,5 +1,6 @@
-"""Fixtures of the worker-job tests: the fake providers' server, a Redis namespace per test,
-and the harness that checks every published event against the exported schemas."""
+"""Fixtures of the worker-job tests: the harness over the suite's store, Redis namespace and fake
+LLM (``tests/conftest.py``), which checks every published event against the exported
+schemas."""
 
 from __future__ import annotations
 
@@ -14,15 +15,9 @@ from compaction.contract import (
 )
 from store import Store
 from tests.integration.worker_helpers import Harness, assert_valid
-from tests.llm_server import FakeLLM, Reply, serve
+from tests.llm_server import FakeLLM
 from tests.services import RedisNamespace
 from worker.runtime import install
-
-
-@pytest.fixture(scope="session")
-def fake_llm() -> Iterator[FakeLLM]:
-    with serve() as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -33,7 +28,6 @@ def h(
     redis_namespace: RedisNamespace,
     fake_llm: FakeLLM,
 ) -> Iterator[Harness]:
-    fake_llm.script(Reply())
     harness = Harness(store, engine, redis_client, redis_namespace, fake_llm)
     yield harness
     install(None)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 import pytest
@@ -29,23 +31,18 @@ from tests.llm_server import FakeLLM, Recorded, Reply
 from tests.services import RedisNamespace
 from worker.runtime import Runtime
 
+T = TypeVar("T")
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 #: Small enough that ``conversation(12)`` compacts with a manual request (seed §11 size).
 CONTEXT_WINDOW = 4_000
 
-#: provider → (a model, the path its SDK posts to, the base URL suffix it needs)
+#: provider → (a model, the path its SDK posts to)
 PROVIDER_MODELS: dict[str, tuple[str, str]] = {
     "anthropic": ("claude-sonnet-4-5", "/v1/messages"),
     "openai": ("gpt-4o-mini", "/v1/chat/completions"),
     "deepseek": ("deepseek-chat", "/v1/chat/completions"),
     "openai-compatible": ("qwen2.5-7b-instruct", "/v1/chat/completions"),
 }
-
-
-def base_url(fake: FakeLLM, provider: str) -> str:
-    """OpenAI-style SDKs append ``/chat/completions`` to a base ending in ``/v1``; Anthropic's
-    appends ``/v1/messages`` itself."""
-    return fake.base_url if provider == "anthropic" else f"{fake.base_url}/v1"
 
 
 def job_settings(database_url: str, namespace: RedisNamespace, **overrides: Any) -> Settings:
@@ -99,14 +96,12 @@ class Harness:
         api_key: str = "sk-test-0123456789abcdef0123456789abcdef",
         name: str | None = None,
     ) -> ChannelConfig:
-        return self.store.add_channel(
+        return self.fake.add_channel(
+            self.store,
             name or f"aux-{provider}-{model or 'default'}",
             provider=provider,
             model=model or PROVIDER_MODELS[provider][0],
-            base_url=base_url(self.fake, provider),
             api_key=api_key,
-            auxiliary=True,
-            default=True,
         )
 
     def session(self, messages: list[Message]) -> str:
@@ -227,3 +222,40 @@ def assert_failed(
     assert h.store.latest_summary(session_id) is None
     assert h.lock_value(session_id) is None
     return final
+
+
+# --- ordering instead of timing ---------------------------------------------------------------
+# A test that needs something to happen while a job waits on the model does it while the fake
+# holds its reply, never by racing a sleep against a delay: it holds on any machine, however
+# loaded.
+
+
+def on_llm_request(
+    monkeypatch: pytest.MonkeyPatch, fake: FakeLLM, action: Callable[[], object]
+) -> None:
+    """Run ``action`` in the fake server's thread when the next request arrives, before it is
+    answered (the caller waits on the model meanwhile). Later requests are answered as usual."""
+    original = fake.next_reply
+    pending = [action]
+
+    def next_reply(recorded: Recorded) -> Reply:
+        reply = original(recorded)
+        try:
+            first = pending.pop()
+        except IndexError:
+            return reply
+        first()
+        return reply
+
+    monkeypatch.setattr(fake, "next_reply", next_reply)
+
+
+def wait_until(check: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
+    """Poll ``check`` until it returns something truthy; fail when ``timeout`` passes first.
+    The timeout is generous: it bounds a hang, it is not the claim being tested."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {timeout:g} s")
+        time.sleep(0.02)
+    return value
