@@ -16,8 +16,14 @@ from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 from sqlalchemy import text
 
-from compaction.errors import SessionNotFound, SystemPromptTooLarge
-from producers import trigger
+import producers
+from compaction.errors import (
+    InvalidConfig,
+    InvalidRequest,
+    SessionNotFound,
+    SystemPromptTooLarge,
+)
+from producers import aio, configure, trigger
 from producers.context import Producers
 from producers.relay import EventRelay
 from producers.tokens import publish_token_update
@@ -371,8 +377,6 @@ def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
 
 
 def test_asyncio_twins(ctx: Producers) -> None:
-    from producers import aio, configure
-
     session_id = session_with(ctx, 20)
     configure(ctx)
     try:
@@ -402,3 +406,53 @@ def drain_in_thread_safe_way(ctx: Producers) -> None:
     for job in queue(ctx).jobs:
         compaction_requested(job.args[0])
         job.delete()
+
+
+# --- refused input: the project's errors, never pydantic's (docs/architecture.md, "Error codes")
+
+
+def test_a_manual_request_out_of_bounds_is_refused_and_nothing_is_queued(ctx: Producers) -> None:
+    session_id = session_with(ctx, 3)
+    configure(ctx)
+    try:
+        with pytest.raises(InvalidRequest) as focus:
+            producers.request_manual(session_id, focus="x" * 5_000)
+        with pytest.raises(InvalidRequest, match="invalid compaction request: focus"):
+            asyncio.run(aio.request_manual(session_id, focus="x" * 5_000))
+    finally:
+        configure(None)
+    assert focus.value.code == "invalid_request"
+    assert focus.value.message == (
+        "invalid compaction request: focus: String should have at most 2000 characters"
+    )
+    with pytest.raises(InvalidRequest, match="context_window: Input should be greater than"):
+        trigger.request_manual(ctx, session_id, context_window=10)
+    assert len(queue(ctx)) == 0
+    assert ctx.redis.get(pending_key(ctx.settings.channel_prefix, session_id)) is None
+
+
+def test_a_model_name_no_request_can_carry_is_refused(ctx: Producers) -> None:
+    session_id = session_with(ctx, 20)  # over the threshold: a request is built
+    with pytest.raises(InvalidRequest, match="model: String should have at most 128 characters"):
+        trigger.check_and_enqueue(ctx, session_id, model="m" * 200)
+    assert len(queue(ctx)) == 0
+
+
+def test_usage_that_is_not_token_counts_is_refused_and_not_published(ctx: Producers) -> None:
+    session_id = session_with(ctx, 2)
+    relay = EventRelay(session_id, ctx=ctx)
+    with pytest.raises(InvalidRequest, match="invalid usage: inputTokens"):
+        publish_token_update(ctx, session_id, usage={"inputTokens": "many"})
+    assert list(relay.events(timeout=0.3)) == []
+    relay.close()
+
+
+def test_settings_out_of_range_are_invalid_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPACTION_THRESHOLD_PERCENT", "500")
+    configure(None)  # the module-level functions build their resources from the settings
+    with pytest.raises(InvalidConfig) as caught:
+        producers.check_and_enqueue("s1")
+    assert caught.value.code == "invalid_config"
+    assert caught.value.message == (
+        "invalid settings: threshold_percent: Input should be less than or equal to 95"
+    )
