@@ -21,7 +21,8 @@ from compaction.redact import Rules, redact, redact_many, rules_for
 from compaction.serialize import serialize
 from compaction.turns import Turns
 
-#: What a chunk leaves room for in the summarizer's input: the running summary and the prompt.
+#: Room a chunk leaves in a summarizer call for the prompt's own text (the running summary
+#: gets ``summary_max_tokens``).
 _PROMPT_ROOM_TOKENS = 1_000
 
 
