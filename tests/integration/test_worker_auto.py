@@ -22,8 +22,9 @@ from tests.integration.worker_helpers import (
     auto,
     estimate_view,
     manual,
+    on_llm_request,
+    wait_until,
 )
-from tests.llm_server import Reply
 from worker.jobs import run
 from worker.runtime import Runtime
 
@@ -33,14 +34,17 @@ pytestmark = pytest.mark.integration
 # --- one session, two requests at once ---------------------------------------------------------
 
 
-def test_manual_and_auto_at_once_one_runs_one_is_skipped(h: Harness) -> None:
-    runtime = h.runtime(llm_timeout_s=3.0, llm_max_retries=0)
+def test_manual_and_auto_at_once_one_runs_one_is_skipped(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = h.runtime(llm_timeout_s=30.0, llm_max_retries=0)
     h.channel("openai")
-    h.script(Reply(delay_s=1.0))  # the first holds the lock while the second arrives
     session_id = h.session(conversation(40, tool_chars=100))  # over the threshold
     requests = [manual(session_id), auto(session_id)]
     barrier = threading.Barrier(len(requests))
     results: dict[str, object] = {}
+    # the one that took the lock waits on the model until the other has finished
+    on_llm_request(monkeypatch, h.fake, lambda: wait_until(lambda: results, "the other request"))
 
     def go(request: CompactionRequested) -> None:
         barrier.wait()
@@ -50,7 +54,7 @@ def test_manual_and_auto_at_once_one_runs_one_is_skipped(h: Harness) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=10)
+        thread.join(timeout=60)
 
     finals = sorted(results.values(), key=lambda e: type(e).__name__)
     assert [type(e) for e in finals] == [CompactionDone, CompactionSkipped]

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -41,8 +40,10 @@ from tests.integration.worker_helpers import (
     assert_valid,
     auto,
     manual,
+    on_llm_request,
+    wait_until,
 )
-from tests.llm_server import DEFAULT_SUMMARY, FakeLLM, Reply
+from tests.llm_server import DEFAULT_SUMMARY, Reply
 from worker import jobs
 from worker.jobs import run
 
@@ -52,32 +53,18 @@ pytestmark = pytest.mark.integration
 # --- the lock (DESIGN §1, §7) ---------------------------------------------------------------
 
 
-def when_llm_called(fake: FakeLLM, action: Callable[[], object]) -> threading.Thread:
-    """Run ``action`` from another thread as soon as the fake receives a request."""
-
-    def watch() -> None:
-        deadline = time.monotonic() + 5
-        while not fake.requests and time.monotonic() < deadline:
-            time.sleep(0.005)
-        action()
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    return thread
-
-
-def test_lock_taken_over_mid_run_writes_nothing(h: Harness) -> None:
-    runtime = h.runtime(llm_timeout_s=3.0, llm_max_retries=0)
+def test_lock_taken_over_mid_run_writes_nothing(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = h.runtime(llm_timeout_s=30.0, llm_max_retries=0)
     h.channel("openai")
-    h.script(Reply(delay_s=0.5))
     session_id = h.session(conversation(12))
     before = h.state(session_id)
     request = manual(session_id)
     key = lock_key(h.namespace.prefix, session_id)
-    watcher = when_llm_called(h.fake, lambda: h.redis.set(key, "intruder", px=30_000))
+    on_llm_request(monkeypatch, h.fake, lambda: h.redis.set(key, "intruder", px=30_000))
 
     final = run(runtime, request)
-    watcher.join()
 
     assert h.redis.get(key) == b"intruder"  # the other holder's lock is left alone
     h.redis.delete(key)
@@ -96,12 +83,17 @@ def _no_heartbeat(lock: Any) -> Iterator[Any]:
 @SQLITE_ONLY
 def test_lock_expired_mid_run_writes_nothing(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jobs, "heartbeat", _no_heartbeat)  # a worker stalled past its TTL
-    runtime = h.runtime(lock_ttl_s=0.3, llm_timeout_s=3.0, llm_max_retries=0)
+    runtime = h.runtime(lock_ttl_s=1.0, llm_timeout_s=30.0, llm_max_retries=0)
     h.channel("openai")
-    h.script(Reply(delay_s=0.8))
     session_id = h.session(conversation(12))
     before = h.state(session_id)
     request = manual(session_id)
+
+    def expire() -> None:
+        """The model answers only once the lock has expired under the job."""
+        wait_until(lambda: h.lock_value(session_id) is None, "the lock's expiry")
+
+    on_llm_request(monkeypatch, h.fake, expire)
 
     final = run(runtime, request)
 
@@ -109,24 +101,27 @@ def test_lock_expired_mid_run_writes_nothing(h: Harness, monkeypatch: pytest.Mon
 
 
 @SQLITE_ONLY
-def test_heartbeat_keeps_the_lock_through_a_slow_model(h: Harness) -> None:
-    runtime = h.runtime(lock_ttl_s=0.6, llm_timeout_s=3.0, llm_max_retries=0)
+def test_heartbeat_keeps_the_lock_through_a_slow_model(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ttl_s = 1.0  # renewed every third: a beat may come up to 0.67 s late on a loaded machine
+    runtime = h.runtime(lock_ttl_s=ttl_s, llm_timeout_s=30.0, llm_max_retries=0)
     h.channel("openai")
-    h.script(Reply(delay_s=1.5))  # 2.5 TTLs
     session_id = h.session(conversation(12))
-    held: list[bool] = []
+    held: list[bytes | None] = []
 
-    def look() -> None:
-        time.sleep(1.0)
-        held.append(h.lock_value(session_id) is not None)
+    def slow_model() -> None:
+        """Answer after 1.6 TTLs, having read the lock at the start and at the end."""
+        held.append(h.lock_value(session_id))
+        time.sleep(1.6 * ttl_s)
+        held.append(h.lock_value(session_id))
 
-    watcher = when_llm_called(h.fake, look)
+    on_llm_request(monkeypatch, h.fake, slow_model)
 
     done = run(runtime, manual(session_id))
-    watcher.join()
 
     assert isinstance(done, CompactionDone), done
-    assert held == [True]
+    assert held[0] is not None and held == [held[0]] * 2  # the same holder throughout
     assert h.lock_value(session_id) is None
 
 
