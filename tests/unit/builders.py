@@ -1,18 +1,24 @@
-"""Small message builders shared by the unit tests of the pure core.
+"""Message builders for the unit tests of the pure core, one argument order throughout: what a
+message or call says comes first, what ties it to others after it.
 
-Import as ``from tests.unit.builders import ...`` (``pythonpath = ["."]`` in pyproject).
+``tool("exit 0", "c1")`` is the result of call ``c1``; ``call({"command": "ls"}, "bash", "c2")``
+a call with its JSON arguments; ``assistant("on it", "c1", call(...))`` an assistant message
+calling ``c1`` (named ``bash``, arguments ``{}``) and another. ``convo("S U A:c1 T:c1")`` builds a
+whole conversation from a spec.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
 from typing import Any
 
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall
 
 
-def call(id_: str, name: str = "run", arguments: str = "{}") -> ToolCall:
-    return ToolCall(id=id_, name=name, arguments=arguments)
+def call(arguments: dict[str, Any] | str = "{}", name: str = "bash", id_: str = "c1") -> ToolCall:
+    """``arguments`` as the model sends them: a JSON text, or an object encoded as one."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return ToolCall(id=id_, name=name, arguments=text)
 
 
 def system(content: str = "You are a helpful agent.", **kw: Any) -> Message:
@@ -23,13 +29,13 @@ def user(content: str = "hello", **kw: Any) -> Message:
     return Message(role="user", content=content, **kw)
 
 
-def assistant(content: str = "", calls: Iterable[str | ToolCall] = (), **kw: Any) -> Message:
-    """An assistant message; ``calls`` are ids (name "run", arguments "{}") or ``ToolCall``s."""
-    tool_calls = [c if isinstance(c, ToolCall) else call(c) for c in calls]
+def assistant(content: str = "", *calls: str | ToolCall, **kw: Any) -> Message:
+    """``calls`` are ``ToolCall``s, or ids of calls with the defaults of ``call``."""
+    tool_calls = [c if isinstance(c, ToolCall) else call(id_=c) for c in calls]
     return Message(role="assistant", content=content, tool_calls=tool_calls, **kw)
 
 
-def tool(call_id: str, content: str = "ok", **kw: Any) -> Message:
+def tool(content: str = "ok", call_id: str = "c1", **kw: Any) -> Message:
     return Message(role="tool", content=content, tool_call_id=call_id, **kw)
 
 
@@ -54,9 +60,9 @@ def convo(spec: str) -> list[Message]:
         elif kind == "U":
             out.append(user(text))
         elif kind == "A":
-            out.append(assistant(text, arg.split(",") if arg else ()))
+            out.append(assistant(text, *(arg.split(",") if arg else ())))
         elif kind == "T":
-            out.append(tool(arg, text))
+            out.append(tool(text, arg))
         elif kind == "Z":
             out.append(summary(text))
         else:

@@ -34,7 +34,7 @@ def test_placeholders_exist_in_both_languages() -> None:
 
 def test_nothing_to_repair() -> None:
     head = [system(), user("task"), assistant("plan")]
-    tail = [assistant("step", ["c5"]), tool("c5", "out"), user("next"), assistant("ok")]
+    tail = [assistant("step", "c5"), tool("out", "c5"), user("next"), assistant("ok")]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert out == [*head, SUMMARY, *tail]
     assert problems(out) == []
@@ -43,7 +43,7 @@ def test_nothing_to_repair() -> None:
 def test_orphan_result_in_the_tail_is_dropped() -> None:
     # The middle held assistant(c1); its result c1 landed in the tail.
     head = [system(), user("task"), assistant("plan")]
-    tail = [tool("c1", "orphan output"), assistant("done"), user("next"), assistant("ok")]
+    tail = [tool("orphan output", "c1"), assistant("done"), user("next"), assistant("ok")]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert shape(out) == ["S", "U", "A", "Z", "A", "U", "A"]
     assert all(m.tool_call_id != "c1" for m in out)
@@ -52,14 +52,20 @@ def test_orphan_result_in_the_tail_is_dropped() -> None:
 
 def test_only_the_orphan_of_parallel_results_is_dropped() -> None:
     head = [system(), user("task"), assistant("plan")]
-    tail = [tool("c1"), assistant("again", ["c2"]), tool("c2"), user("u"), assistant("a")]
+    tail = [
+        tool(call_id="c1"),
+        assistant("again", "c2"),
+        tool(call_id="c2"),
+        user("u"),
+        assistant("a"),
+    ]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert shape(out) == ["S", "U", "A", "Z", "A:c2", "T:c2", "U", "A"]
     assert problems(out) == []
 
 
 def test_head_call_whose_result_went_to_the_middle_gets_a_placeholder() -> None:
-    head = [system(), user("task"), assistant("reading", ["c1"])]
+    head = [system(), user("task"), assistant("reading", "c1")]
     tail = [user("next"), assistant("ok")]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert shape(out) == ["S", "U", "A:c1", "P:c1", "Z", "U", "A"]
@@ -71,7 +77,7 @@ def test_head_call_whose_result_went_to_the_middle_gets_a_placeholder() -> None:
 
 
 def test_placeholder_goes_after_the_results_the_call_still_has() -> None:
-    head = [system(), user("task"), assistant("reading", ["c1", "c2", "c3"]), tool("c1", "a")]
+    head = [system(), user("task"), assistant("reading", "c1", "c2", "c3"), tool("a", "c1")]
     tail = [user("next"), assistant("ok")]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert shape(out) == ["S", "U", "A:c1,c2,c3", "T:c1", "P:c2", "P:c3", "Z", "U", "A"]
@@ -81,7 +87,12 @@ def test_placeholder_goes_after_the_results_the_call_still_has() -> None:
 
 def test_parallel_calls_in_the_tail_with_one_result_missing() -> None:
     head = [system(), user("task"), assistant("plan")]
-    tail = [assistant("three reads", ["c1", "c2", "c3"]), tool("c1"), tool("c3"), user("next")]
+    tail = [
+        assistant("three reads", "c1", "c2", "c3"),
+        tool(call_id="c1"),
+        tool(call_id="c3"),
+        user("next"),
+    ]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert shape(out) == ["S", "U", "A", "Z", "A:c1,c2,c3", "T:c1", "T:c3", "P:c2", "U"]
     assert problems(out) == []
@@ -89,7 +100,7 @@ def test_parallel_calls_in_the_tail_with_one_result_missing() -> None:
 
 def test_unanswered_call_at_the_very_end_gets_a_placeholder() -> None:
     head = [system(), user("task"), assistant("plan")]
-    tail = [user("next"), assistant("calling", ["c9"])]
+    tail = [user("next"), assistant("calling", "c9")]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert shape(out) == ["S", "U", "A", "Z", "U", "A:c9", "P:c9"]
     assert problems(out) == []
@@ -97,8 +108,8 @@ def test_unanswered_call_at_the_very_end_gets_a_placeholder() -> None:
 
 def test_both_repairs_at_once_and_the_zh_placeholder() -> None:
     placeholder = ORPHAN_RESULT["zh"]
-    head = [system(), user("任务"), assistant("读取", ["c1"])]
-    tail = [tool("c7", "孤儿"), assistant("继续", ["c8", "c9"]), tool("c9"), user("下一步")]
+    head = [system(), user("任务"), assistant("读取", "c1")]
+    tail = [tool("孤儿", "c7"), assistant("继续", "c8", "c9"), tool(call_id="c9"), user("下一步")]
     out = assemble(head, SUMMARY, tail, placeholder)
     assert [(m.role, m.tool_call_id, m.content) for m in out if m.role == "tool"] == [
         ("tool", "c1", placeholder),
@@ -118,8 +129,8 @@ def test_summary_sits_between_head_and_tail() -> None:
 
 
 def test_inputs_are_not_modified() -> None:
-    head = [system(), user("task"), assistant("reading", ["c1"])]
-    tail = [tool("c0"), user("next")]
+    head = [system(), user("task"), assistant("reading", "c1")]
+    tail = [tool(call_id="c0"), user("next")]
     head_copy, tail_copy = list(head), list(tail)
     assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert head == head_copy
@@ -127,7 +138,7 @@ def test_inputs_are_not_modified() -> None:
 
 
 def test_result_kept_apart_from_its_head_call_is_invalid() -> None:
-    head = [system(), user("task"), assistant("reading", ["c1"])]
-    tail = [tool("c1", "late"), user("next"), assistant("ok")]
+    head = [system(), user("task"), assistant("reading", "c1")]
+    tail = [tool("late", "c1"), user("next"), assistant("ok")]
     out = assemble(head, SUMMARY, tail, PLACEHOLDER)
     assert problems(out) == []

@@ -13,6 +13,7 @@ from compaction.errors import InvalidRequest
 from compaction.formats import from_anthropic, from_openai, to_anthropic, to_openai
 from compaction.messages import Message, ToolCall, messages_from_dicts
 from tests.fakes import TRANSCRIPTS
+from tests.unit.builders import call
 
 TRANSCRIPT_FILES = sorted(TRANSCRIPTS.glob("*.json"))
 
@@ -32,10 +33,6 @@ def anthropic_round_trip(messages: list[Message]) -> list[Message]:
 
 def args(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def call(id_: str, name: str, arguments: dict[str, Any] | None = None) -> ToolCall:
-    return ToolCall(id=id_, name=name, arguments=args(arguments or {}))
 
 
 # --------------------------------------------------------------------------- OpenAI in
@@ -120,7 +117,7 @@ def test_from_openai_keeps_integer_id_only() -> None:
 
 def test_to_openai_shape() -> None:
     msgs = [
-        Message(role="assistant", content="", tool_calls=[call("a", "f", {"x": 1})], id=3),
+        Message(role="assistant", content="", tool_calls=[call({"x": 1}, "f", "a")], id=3),
         Message(role="tool", content="short", tool_call_id="a", original_content="long"),
     ]
     assert to_openai(msgs) == [
@@ -350,7 +347,7 @@ def test_to_anthropic_shape() -> None:
 
 def test_to_anthropic_no_system_and_text_before_tool_use() -> None:
     system, out = to_anthropic(
-        [Message(role="assistant", content="let me look", tool_calls=[call("a", "f", {"x": 1})])]
+        [Message(role="assistant", content="let me look", tool_calls=[call({"x": 1}, "f", "a")])]
     )
     assert system is None
     assert out == [
@@ -393,14 +390,14 @@ def test_anthropic_round_trip() -> None:
             role="assistant",
             content="looking",
             tool_calls=[
-                call("t1", "read", {"path": "a.py"}),
-                call("t2", "grep", {"q": "ünïcode 中文"}),
+                call({"path": "a.py"}, "read", "t1"),
+                call({"q": "ünïcode 中文"}, "grep", "t2"),
             ],
         ),
         Message(role="tool", content="contents", tool_call_id="t1"),
         Message(role="tool", content="[error] no match", tool_call_id="t2"),
         Message(role="user", content="hurry"),
-        Message(role="assistant", content="", tool_calls=[call("t3", "write", {"n": [1, 2]})]),
+        Message(role="assistant", content="", tool_calls=[call({"n": [1, 2]}, "write", "t3")]),
         Message(role="tool", content="", tool_call_id="t3"),
         Message(role="assistant", content="done"),
         Message(role="user", content="thanks"),

@@ -10,7 +10,7 @@ from compaction.messages import SUMMARY_MARKER
 from compaction.redact import rules_for
 from compaction.tokens import text_estimator
 from compaction.turns import Turns
-from tests.unit.text_builders import assistant, call, tool, user
+from tests.unit.builders import assistant, call, tool, user
 
 ESTIMATE = text_estimator()
 KIND_NAMES = [kind for kind, _ in KINDS]
@@ -311,7 +311,7 @@ def test_summary_messages_are_skipped() -> None:
 
 def test_pruned_message_is_read_from_original_content() -> None:
     original = "ValueError: lost detail\nwritten to /var/log/app.log"
-    message = tool("[Old tool output cleared to save context space]", original=original)
+    message = tool("[Old tool output cleared to save context space]", original_content=original)
     found = extract([message])
     assert found["errors"] == ["ValueError: lost detail"]
     assert found["paths"] == ["/var/log/app.log"]

@@ -7,7 +7,7 @@ import pytest
 
 from compaction.ledger import HEADINGS, KINDS, Ledger, build, extract, parse, render
 from compaction.tokens import text_estimator
-from tests.unit.text_builders import assistant, call, tool, user
+from tests.unit.builders import assistant, call, tool, user
 
 ESTIMATE = text_estimator()
 KIND_NAMES = [kind for kind, _ in KINDS]

@@ -14,7 +14,7 @@ from compaction.offline import OfflineSummarizer
 from compaction.prompts import HEADINGS, Language, build_prompt
 from compaction.summary import SummaryRequest
 from tests.fakes import TRANSCRIPTS
-from tests.unit.text_builders import assistant, system, tool, user
+from tests.unit.builders import assistant, system, tool, user
 
 PYDICOM = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
 
@@ -196,7 +196,8 @@ def test_error_lines_under_blocked() -> None:
 
 def test_errors_read_from_pruned_tool_original() -> None:
     pruned = tool(
-        "[Old tool output cleared]", original="Traceback (most recent call last):\nKeyError: 'id'"
+        "[Old tool output cleared]",
+        original_content="Traceback (most recent call last):\nKeyError: 'id'",
     )
     out = summarize([assistant("", bash("python run.py")), pruned])
     blocked = section(out, EN["blocked"])

@@ -17,24 +17,9 @@ from compaction.prompts import (
     summary_prefix,
 )
 from compaction.serialize import TURNS_CLOSE, TURNS_OPEN
+from tests.unit.builders import assistant, system, tool, user
 
 # --------------------------------------------------------------------------- builders
-
-
-def user(text: str) -> Message:
-    return Message(role="user", content=text)
-
-
-def assistant(text: str, *calls: ToolCall) -> Message:
-    return Message(role="assistant", content=text, tool_calls=list(calls))
-
-
-def tool(text: str, call_id: str = "c1") -> Message:
-    return Message(role="tool", content=text, tool_call_id=call_id)
-
-
-def system(text: str) -> Message:
-    return Message(role="system", content=text)
 
 
 def summary(body: str, language: str = "en") -> Message:

@@ -64,15 +64,15 @@ def conversation() -> list[Message]:
     return [
         system("s" * 500),  # 0  head
         user("u" * 500),  # 1  head
-        assistant("a" * 500, ["c1"]),  # 2  (assistant: never pruned)
-        tool("c1", "one" * 100),  # 3  300 chars: pruned
-        assistant("", ["c2"]),  # 4
-        tool("c2", "y" * 200),  # 5  exactly 200: kept
-        assistant("", ["c3"]),  # 6
-        tool("c3", "z" * 201),  # 7  201: pruned
+        assistant("a" * 500, "c1"),  # 2  (assistant: never pruned)
+        tool("one" * 100, "c1"),  # 3  300 chars: pruned
+        assistant("", "c2"),  # 4
+        tool("y" * 200, "c2"),  # 5  exactly 200: kept
+        assistant("", "c3"),  # 6
+        tool("z" * 201, "c3"),  # 7  201: pruned
         user("q" * 500),  # 8  (user: never pruned)
-        assistant("", ["c4"]),  # 9  <- cut with the counts below
-        tool("c4", LONG),  # 10 after the cut: kept
+        assistant("", "c4"),  # 9  <- cut with the counts below
+        tool(LONG, "c4"),  # 10 after the cut: kept
         assistant("done"),  # 11
     ]
 
@@ -99,9 +99,9 @@ def test_prune_replaces_long_tool_results_before_the_cut() -> None:
 def test_exactly_min_chars_is_not_pruned() -> None:
     messages = [
         user(),
-        assistant("", ["a", "b"]),
-        tool("a", "y" * 200),
-        tool("b", "z" * 201),
+        assistant("", "a", "b"),
+        tool("y" * 200, "a"),
+        tool("z" * 201, "b"),
         user(),
     ]
     out, pruned = run(messages, head_end=1)
@@ -113,9 +113,9 @@ def test_exactly_min_chars_is_not_pruned() -> None:
 def test_length_is_counted_in_characters() -> None:
     messages = [
         user(),
-        assistant("", ["a", "b"]),
-        tool("a", "字" * 200),
-        tool("b", "字" * 201),
+        assistant("", "a", "b"),
+        tool("字" * 200, "a"),
+        tool("字" * 201, "b"),
         user(),
     ]
     _, pruned = run(messages, head_end=1)
@@ -125,10 +125,10 @@ def test_length_is_counted_in_characters() -> None:
 def test_min_chars_is_configurable() -> None:
     messages = [
         user(),
-        assistant("", ["a", "b", "c"]),
-        tool("a", ""),
-        tool("b", "1"),
-        tool("c"),
+        assistant("", "a", "b", "c"),
+        tool("", "a"),
+        tool("1", "b"),
+        tool(call_id="c"),
         user(),
     ]
     _, pruned = run(messages, head_end=1, min_chars=0)
@@ -148,10 +148,10 @@ def test_head_is_never_pruned() -> None:
     messages = [
         system(),
         user(),
-        assistant("", ["h1"]),
-        tool("h1", LONG),  # 3: in the head (head_end = 4)
-        assistant("", ["m1"]),
-        tool("m1", LONG),  # 5: pruned
+        assistant("", "h1"),
+        tool(LONG, "h1"),  # 3: in the head (head_end = 4)
+        assistant("", "m1"),
+        tool(LONG, "m1"),  # 5: pruned
         user(),
         assistant(),
     ]
@@ -164,12 +164,12 @@ def test_head_is_never_pruned() -> None:
 def test_messages_after_the_cut_are_untouched() -> None:
     messages = [
         user(),
-        assistant("", ["c1"]),
-        tool("c1", LONG),  # 2: before the cut
-        assistant("", ["c2"]),  # 3: the cut (the message that passes the budget)
-        tool("c2", LONG),  # 4: after
-        assistant("", ["c3"]),
-        tool("c3", LONG),  # 6: after
+        assistant("", "c1"),
+        tool(LONG, "c1"),  # 2: before the cut
+        assistant("", "c2"),  # 3: the cut (the message that passes the budget)
+        tool(LONG, "c2"),  # 4: after
+        assistant("", "c3"),
+        tool(LONG, "c3"),  # 6: after
     ]
     counts = [10, 10, 10, 10, 10, 10, 10]
     out, pruned = run(messages, counts, head_end=1, budget=35)
@@ -179,15 +179,15 @@ def test_messages_after_the_cut_are_untouched() -> None:
 
 
 def test_tool_message_on_the_cut_is_not_pruned() -> None:
-    messages = [user(), assistant("", ["c1", "c2"]), tool("c1", LONG), tool("c2", LONG), user()]
+    messages = [user(), assistant("", "c1", "c2"), tool(LONG, "c1"), tool(LONG, "c2"), user()]
     counts = [10, 10, 10, 100, 10]  # from the end: 10, 110 > 50 at index 3
     _, pruned = run(messages, counts, head_end=1, budget=50)
     assert pruned == [2]
 
 
 def test_already_pruned_message_is_not_pruned_again() -> None:
-    earlier = tool("c1").with_content("y" * 300, original="z" * 1_000)
-    messages = [user(), assistant("", ["c1", "c2"]), earlier, tool("c2", LONG), user()]
+    earlier = tool(call_id="c1").with_content("y" * 300, original="z" * 1_000)
+    messages = [user(), assistant("", "c1", "c2"), earlier, tool(LONG, "c2"), user()]
     out, pruned = run(messages, head_end=1, budget=0)
     assert pruned == [3]
     assert out[2] is earlier
@@ -220,7 +220,7 @@ def test_input_list_is_not_modified() -> None:
 
 
 def test_zh_placeholder() -> None:
-    messages = [user(), assistant("", ["c1"]), tool("c1", LONG), user()]
+    messages = [user(), assistant("", "c1"), tool(LONG, "c1"), user()]
     out, _ = prune(
         messages, [10] * 4, head_end=1, budget=0, min_chars=200, placeholder=PLACEHOLDER["zh"]
     )

@@ -66,25 +66,23 @@ def test_public_names_are_the_same_functions() -> None:
 def test_tool_call_arguments_add_floor_each(estimator: TextEstimator) -> None:
     message = assistant(
         "abcd",  # 1
-        [
-            call("c1", arguments="x" * 7),  # 1
-            call("c2", arguments="x" * 8),  # 2
-            call("c3", arguments="x" * 3),  # 0
-            call("c4", arguments=""),  # 0
-        ],
+        call("x" * 7, id_="c1"),  # 1
+        call("x" * 8, id_="c2"),  # 2
+        call("x" * 3, id_="c3"),  # 0
+        call("", id_="c4"),  # 0
     )
     # floor per call (1 + 2 + 0 + 0), not floor of the sum (18 // 4 == 4)
     assert estimate_tokens(message, estimator) == 1 + 10 + 1 + 2 + 0 + 0
 
 
 def test_tool_call_name_and_id_are_not_counted() -> None:
-    short = assistant("", [call("c", name="f", arguments="abcdefgh")])
-    long = assistant("", [call("c" * 100, name="f" * 100, arguments="abcdefgh")])
+    short = assistant("", call("abcdefgh", "f", "c"))
+    long = assistant("", call("abcdefgh", "f" * 100, "c" * 100))
     assert estimate_tokens(short) == estimate_tokens(long) == 12
 
 
 def test_pruned_message_counts_its_placeholder_not_the_original() -> None:
-    pruned = tool("c1", "x" * 8).with_content("x" * 8, original="y" * 4000)
+    pruned = tool("x" * 8, "c1").with_content("x" * 8, original="y" * 4000)
     assert estimate_tokens(pruned) == 12
 
 
@@ -121,7 +119,7 @@ def test_mixed_text() -> None:
 
 
 def test_cjk_tool_call_arguments() -> None:
-    message = assistant("", [call("c1", arguments='{"q": "天气预报"}')])  # 4 CJK + 9 other
+    message = assistant("", call('{"q": "天气预报"}', id_="c1"))  # 4 CJK + 9 other
     assert estimate_tokens(message, CJK) == 10 + 4 + 9 // 4
     assert estimate_tokens(message, SEED) == 10 + 13 // 4
 
@@ -182,9 +180,9 @@ def test_chars_per_token_honoured_by_cjk() -> None:
 def test_messages_tokens_is_the_sum() -> None:
     messages = [
         user("abcd"),
-        assistant("", [call("c1", arguments="x" * 8), call("c2", arguments="y" * 12)]),
-        tool("c1", "z" * 40),
-        tool("c2", "你好"),
+        assistant("", call("x" * 8, id_="c1"), call("y" * 12, id_="c2")),
+        tool("z" * 40, "c1"),
+        tool("你好", "c2"),
         assistant("done"),
     ]
     expected = sum(estimate_tokens(m) for m in messages)
@@ -210,9 +208,9 @@ def test_linear_one_estimate_per_text() -> None:
     tool_call_count = 0
     for index in range(5_000):
         if index % 5 == 1:
-            calls = [call(f"c{index}-{k}", arguments=f'{{"n": {k}}}') for k in range(index % 3 + 1)]
+            calls = [call(f'{{"n": {k}}}', id_=f"c{index}-{k}") for k in range(index % 3 + 1)]
             tool_call_count += len(calls)
-            messages.append(assistant(f"step {index}", calls))
+            messages.append(assistant(f"step {index}", *calls))
         else:
             messages.append(user(f"message {index} " + "x" * (index % 50)))
     counter = Counting(CJK)

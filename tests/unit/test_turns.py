@@ -10,11 +10,11 @@ from tests.unit.builders import assistant, call, summary, tool, user
 
 
 def test_turns_skip_summaries_and_collect_what_the_steps_read() -> None:
-    pruned = tool("c1", "[cleared]", original_content="Traceback: boom")
+    pruned = tool("[cleared]", "c1", original_content="Traceback: boom")
     messages = [
         summary("earlier"),
         user("run it"),
-        assistant("on it", [call("c1", "bash", '{"command": "make"}')]),
+        assistant("on it", call('{"command": "make"}', "bash", "c1")),
         pruned,
         assistant("done"),
     ]

@@ -23,12 +23,12 @@ def test_valid_list_with_parallel_tool_calls() -> None:
     messages = [
         system(),
         user("fix the bug"),
-        assistant("looking", ["c1", "c2", "c3"]),
-        tool("c2", "b"),  # results may come in any order
-        tool("c1", "a"),
-        tool("c3", "c"),
-        assistant("now the test", ["c4"]),
-        tool("c4", "passed"),
+        assistant("looking", "c1", "c2", "c3"),
+        tool("b", "c2"),  # results may come in any order
+        tool("a", "c1"),
+        tool("c", "c3"),
+        assistant("now the test", "c4"),
+        tool("passed", "c4"),
         assistant("done"),
         user("thanks"),
     ]
@@ -54,7 +54,7 @@ def test_default_provider_is_both() -> None:
 
 
 def test_tool_result_with_no_preceding_call() -> None:
-    messages = [user(), tool("c1")]
+    messages = [user(), tool(call_id="c1")]
     assert problems(messages) == [
         "message 1: tool result 'c1' answers no call of the assistant turn before it"
     ]
@@ -123,7 +123,7 @@ def test_first_non_system_message_from_the_assistant() -> None:
 
 
 def test_first_message_is_a_tool_result() -> None:
-    found = problems([tool("c1")], "anthropic")
+    found = problems([tool(call_id="c1")], "anthropic")
     assert "message 0: the first non-system message must be the user's" in found
 
 
