@@ -10,12 +10,12 @@ when the test ends, against the exported JSON Schema (``schemas/``) and a pydant
 from __future__ import annotations
 
 import json
-import logging
 import secrets
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine
+from structlog.testing import capture_logs
 
 from compaction.contract import (
     CompactionDone,
@@ -325,21 +325,19 @@ def test_fallback_is_off_by_default(h: Harness) -> None:
 
 
 @SQLITE_ONLY
-def test_invalid_payload_without_a_session_is_logged_not_published(
-    h: Harness, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_invalid_payload_without_a_session_is_logged_not_published(h: Harness) -> None:
     install(h.runtime())
-    caplog.set_level(logging.INFO)
 
-    result = compaction_requested({"reason": "manual", "requestId": "r-1"})
+    with capture_logs() as logs:
+        result = compaction_requested({"reason": "manual", "requestId": "r-1"})
 
     assert result["type"] == "compaction_failed"
     assert result["code"] == "invalid_request"
     assert "sessionId" in result["error"]
     assert h.raw_events() == []
-    [record] = [r for r in caplog.records if r.name == "compaction.job"]
-    assert record.levelno == logging.ERROR
-    assert record.fields["code"] == "invalid_request"  # type: ignore[attr-defined]
+    [record] = [r for r in logs if r["event"] == "invalid job"]
+    assert record["log_level"] == "error"
+    assert record["code"] == "invalid_request"
     assert_valid(result, "event.schema.json")
 
 
