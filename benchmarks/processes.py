@@ -1,6 +1,7 @@
-"""Worker processes for the worker benchmarks: start ``compaction worker`` (or a one-off worker)
-against the benchmark's database and Redis, wait until it has registered, stop its whole process
-group; and read the final events off the event stream.
+"""Worker processes, for the worker benchmarks and the tests that run real processes (one home):
+the environment a child gets (its settings and nothing of the caller's), starting one in a
+process group of its own, stopping the whole group; for the benchmarks, waiting until workers
+have registered and reading the final events off the event stream.
 """
 
 from __future__ import annotations
@@ -25,36 +26,51 @@ REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379
 COMPACTION = Path(sys.executable).parent / "compaction"
 
 
-def worker_env(database_url: str, **extra: str) -> dict[str, str]:
+def child_env(**settings: str) -> dict[str, str]:
+    """This environment less its ``COMPACTION_`` variables, plus ``settings``: a child runs with
+    the settings it is given, never the caller's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTION_")}
-    env.update(COMPACTION_DATABASE_URL=database_url, COMPACTION_REDIS_URL=REDIS_URL, **extra)
+    env.update(settings)
     return env
 
 
-def start(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+def worker_env(database_url: str, **extra: str) -> dict[str, str]:
+    """A benchmark worker's: the benchmark's database and Redis."""
+    return child_env(COMPACTION_DATABASE_URL=database_url, COMPACTION_REDIS_URL=REDIS_URL, **extra)
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group (a pool and its children), SIGKILL what outlives 15 s."""
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+def start(argv: list[str], env: dict[str, str], log: Path | None = None) -> subprocess.Popen[bytes]:
+    """``argv`` in a process group of its own (a pool's children die with it), its output in
+    ``log`` (or nowhere)."""
+    with open(log or os.devnull, "wb") as out:
+        return subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+    """Signal the process group; SIGKILL it when it outlives ``timeout``, then whatever of the
+    group is left (a pool's children). Returns the process's exit status."""
+    if process.poll() is None:
+        _killpg(process.pid, sig)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+    _killpg(process.pid, signal.SIGKILL)
+    return process.returncode
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def wait_for_workers(client: redis.Redis, count: int, process: subprocess.Popen[bytes]) -> None:

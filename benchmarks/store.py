@@ -78,6 +78,18 @@ def database() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
 
 
+@contextmanager
+def migrated_store() -> Iterator[tuple[str, Store]]:
+    """The benchmark's database, migrated, and a store on it (the worker benchmark's too)."""
+    with database() as url:
+        upgrade(url)
+        engine = make_engine(url)
+        try:
+            yield url, Store(make_sessionmaker(engine))
+        finally:
+            engine.dispose()
+
+
 def floor_load(conn: psycopg.Connection[Any], session_id: str) -> list[tuple[Any, ...]]:
     return conn.execute(VISIBLE, (session_id,)).fetchall()
 
@@ -194,21 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     print(f"$ python -m benchmarks.store {' '.join(argv or sys.argv[1:])}".rstrip())
-    with database() as url:
-        upgrade(url)
-        engine = make_engine(url)
-        store = Store(make_sessionmaker(engine))
-        try:
-            with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-                server = one(conn.execute("SHOW server_version").fetchone())
-                print(
-                    f"python {platform.python_version()} on {platform.machine()}, "
-                    f"PostgreSQL {server.split()[0]} at {make_url(url).host}, "
-                    f"median of {args.repeat}"
-                )
-                run(store, conn, sizes, args.repeat)
-        finally:
-            engine.dispose()
+    with migrated_store() as (url, store), psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        server = one(conn.execute("SHOW server_version").fetchone())
+        print(
+            f"python {platform.python_version()} on {platform.machine()}, "
+            f"PostgreSQL {server.split()[0]} at {make_url(url).host}, "
+            f"median of {args.repeat}"
+        )
+        run(store, conn, sizes, args.repeat)
     return 0
 
 

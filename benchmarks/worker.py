@@ -55,13 +55,12 @@ from benchmarks.engine import SUMMARY, InstantSummarizer, window_for
 from benchmarks.engine import load_transcript as load
 from benchmarks.processes import REDIS_URL, ROOT, start, stop, wait_for_workers, worker_env
 from benchmarks.scale import scale_out
-from benchmarks.store import VISIBLE, database, libpq_url, sessions
+from benchmarks.store import VISIBLE, libpq_url, migrated_store, sessions
 from compaction import CompactionConfig, compact
 from compaction.contract import CompactionDone, CompactionRequested
 from service.keys import events_channel
 from service.queue import compaction_queue, enqueue
-from store import Store, make_engine, make_sessionmaker
-from store.migrate import upgrade
+from store import Store
 
 LARGEST = "cc_spotter_ae4a77f8"
 TIMINGS_KEY = "bench:timings"
@@ -400,10 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"$ python -m benchmarks.worker {' '.join(argv or sys.argv[1:])}".rstrip())
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()
-    with database() as url:
-        upgrade(url)
-        engine = make_engine(url)
-        store = Store(make_sessionmaker(engine))
+    with migrated_store() as (url, store):
         try:
             with psycopg.connect(libpq_url(url), autocommit=True) as conn:
                 server = conn.execute("SHOW server_version").fetchone()
@@ -424,7 +420,6 @@ def main(argv: list[str] | None = None) -> int:
             if not args.skip_scale:
                 scale_out(store, url, client, counts, jobs)
         finally:
-            engine.dispose()
             client.flushdb()
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import subprocess
 import time
 import uuid
@@ -58,16 +59,19 @@ def drop_database(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
 
 
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class PrivateRedis:
-    """A redis-server of the test's own on a free port, that a test may stop and restart
-    (DESIGN §9: real services; the machine's shared Redis is never restarted)."""
+    """A redis-server of the test's own on a free port, that a test may stop and restart,
+    empty each time (real services; the machine's shared Redis is never restarted)."""
 
     def __init__(self) -> None:
-        import socket
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -87,7 +91,7 @@ class PrivateRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
                 redis.Redis(port=self.port, socket_connect_timeout=0.2).ping()
@@ -96,11 +100,14 @@ class PrivateRedis:
                 time.sleep(0.05)
         pytest.fail(f"redis-server did not start on port {self.port}", pytrace=False)
 
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
+    def stop(self) -> int:
+        """Its exit status (0: it shut down cleanly); 0 when it was not running."""
+        if self.process is None:
+            return 0
+        self.process.terminate()
+        status = self.process.wait(timeout=10)
+        self.process = None
+        return status
 
     def restart(self) -> None:
         self.stop()

@@ -10,19 +10,17 @@ outlives a Redis restart between two jobs and Redis going down while a job runs;
 exits.
 
 Each test has a key prefix and a queue name of its own on the shared Redis (``redis_namespace``),
-given to its workers through the environment. Every process started here (workers, pools,
-redis-server) runs in its own process group and is killed in teardown, pass or fail.
+given to its workers through the environment. Every worker started here runs in its own process
+group (``benchmarks.processes``) and is stopped in teardown, pass or fail, then any private
+redis-server.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -35,6 +33,7 @@ import pytest
 import redis
 from rq import Worker
 
+from benchmarks.processes import COMPACTION, child_env, start, stop
 from compaction.contract import FINAL_EVENTS, CompactionRequested
 from service.keys import events_stream, lock_key, pending_key
 from service.queue import compaction_queue, enqueue
@@ -42,14 +41,12 @@ from store import Store, make_sessionmaker
 from store.migrate import upgrade
 from store.records import StoredMessage
 from tests.fakes import conversation
-from tests.integration.worker_helpers import on_llm_request
+from tests.integration.worker_helpers import on_llm_request, wait_until
 from tests.llm_server import FakeLLM, Reply
-from tests.services import RedisNamespace, create_database, drop_database
+from tests.services import PrivateRedis, RedisNamespace, create_database, drop_database, free_port
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
-COMPACTION = Path(sys.executable).parent / "compaction"
 #: small enough for conversation(12) (~2,000 tokens) to be over the threshold
 WINDOW = 4_000
 T = TypeVar("T")
@@ -85,8 +82,8 @@ class Server:
     names: RedisNamespace
 
     @classmethod
-    def private(cls, names: RedisNamespace, port: int) -> Server:
-        names = names.on(f"redis://127.0.0.1:{port}/0")
+    def private(cls, names: RedisNamespace, server: PrivateRedis) -> Server:
+        names = names.on(server.url)
         return cls(redis.Redis.from_url(names.url, socket_timeout=5), names)
 
     def key(self, name: Callable[[str, str], str], session_id: str) -> str:
@@ -115,66 +112,42 @@ class Proc:
 
 @dataclass
 class Processes:
-    """Starts workers and redis-servers; ``close()`` kills every process group it started."""
+    """Starts workers (``benchmarks.processes``) and private redis-servers; ``close()`` stops
+    the workers, then the servers they talk to (a worker whose Redis went first logs a
+    traceback on the way out)."""
 
     tmp: Path
     env: dict[str, str]
     started: list[Proc] = field(default_factory=list)
+    servers: list[PrivateRedis] = field(default_factory=list)
 
-    def start(self, argv: list[str], name: str, env: dict[str, str] | None = None) -> Proc:
-        log = self.tmp / f"{name}-{len(self.started)}.log"
-        with log.open("wb") as out:
-            popen = subprocess.Popen(
-                argv,
-                cwd=ROOT,
-                env=env if env is not None else self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own group: a pool's children die with it
-            )
-        proc = Proc(popen, log)
+    def worker(self, *args: str, env: dict[str, str] | None = None, **settings: str) -> Proc:
+        """``compaction worker ARGS``; ``settings`` by name (``lock_ttl_s="2"``)."""
+        merged = {
+            **(env or self.env),
+            **{f"COMPACTION_{k.upper()}": v for k, v in settings.items()},
+        }
+        log = self.tmp / f"worker-{len(self.started)}.log"
+        proc = Proc(start([str(COMPACTION), "worker", *args], merged, log), log)
         self.started.append(proc)
         return proc
 
-    def worker(self, *args: str, **env: str) -> Proc:
-        merged = {**self.env, **{f"COMPACTION_{k.upper()}": v for k, v in env.items()}}
-        return self.start([str(COMPACTION), "worker", *args], "worker", merged)
-
-    def redis_server(self, port: int) -> Proc:
-        argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1"]
-        argv += ["--save", "", "--appendonly", "no", "--daemonize", "no"]
-        return self.start(argv, f"redis-{port}", dict(os.environ))
-
-    def stop(self, proc: Proc, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
-        """Signal the process group; SIGKILL it when it outlives ``timeout``."""
-        if proc.popen.poll() is None:
-            _killpg(proc.pid, sig)
-            try:
-                proc.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                _killpg(proc.pid, signal.SIGKILL)
-                proc.popen.wait(10)
-        _killpg(proc.pid, signal.SIGKILL)  # stragglers of the group (a pool's children)
-        return proc.popen.returncode
+    def redis_server(self) -> PrivateRedis:
+        server = PrivateRedis()
+        server.start()
+        self.servers.append(server)
+        return server
 
     def close(self) -> None:
-        """Workers first, then the redis-servers they talk to (a worker stopped after its
-        Redis logs a traceback on the way out)."""
-        servers = [p for p in self.started if p.log.name.startswith("redis-")]
-        for proc in [p for p in reversed(self.started) if p not in servers] + servers:
-            self.stop(proc, signal.SIGTERM, timeout=5)
-
-
-def _killpg(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+        for proc in reversed(self.started):
+            stop(proc.popen, timeout=5)
+        for server in self.servers:
+            server.stop()
 
 
 def worker_env(database_url: str, names: RedisNamespace) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTION_")}
-    env.update(names.env())
-    env.update(
+    return child_env(
+        **names.env(),
         COMPACTION_DATABASE_URL=database_url,
         COMPACTION_CONTEXT_WINDOW=str(WINDOW),
         COMPACTION_LLM_MAX_RETRIES="0",
@@ -182,7 +155,6 @@ def worker_env(database_url: str, names: RedisNamespace) -> dict[str, str]:
         COMPACTION_JOB_TIMEOUT_S="30",
         PYTHONUNBUFFERED="1",
     )
-    return env
 
 
 @pytest.fixture
@@ -202,21 +174,18 @@ def processes(
 def wait_for(
     check: Callable[[], T | None], timeout: float, what: str, proc: Proc | None = None
 ) -> T:
-    """Poll ``check`` until it returns something truthy; fail (with the worker's log) when the
-    timeout passes or the watched process dies first."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """``wait_until``, with the worker's log when it fails, and failing at once when the
+    watched process dies first."""
+
+    def step() -> T | None:
         value = check()
-        if value:
-            return value
-        if proc is not None and proc.popen.poll() is not None:
+        if not value and proc is not None and proc.popen.poll() is not None:
             pytest.fail(
                 f"{what}: the process exited ({proc.popen.returncode}) first:\n{proc.tail()}"
             )
-        if time.monotonic() > deadline:
-            log = f"\n{proc.tail()}" if proc is not None else ""
-            pytest.fail(f"{what}: not within {timeout:g} s{log}")
-        time.sleep(0.05)
+        return value
+
+    return wait_until(step, what, timeout, proc.tail if proc is not None else str)
 
 
 def events_for(server: Server, request_id: str) -> list[dict[str, Any]]:
@@ -247,12 +216,6 @@ def request(server: Server, session_id: str, timeout_s: int = 30) -> CompactionR
     req = CompactionRequested(session_id=session_id, reason="manual")
     enqueue(compaction_queue(server.client, server.names.queue), req, timeout_s=timeout_s)
     return req
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def conversation_rows(view: list[StoredMessage]) -> list[StoredMessage]:
@@ -360,21 +323,14 @@ def test_a_worker_goes_on_after_a_redis_restart(
 ) -> None:
     """Redis restarts (empty) while the worker waits for work: it reconnects and takes the
     next job."""
-    port = free_port()
-    private = Server.private(redis_namespace, port)
-    server = processes.redis_server(port)
-    wait_for(lambda: _pings(private.client), 10, "the private redis-server", server)
-
-    worker = processes.start(
-        [str(COMPACTION), "worker"], "worker", worker_env(database_url, private.names)
-    )
+    server = processes.redis_server()
+    private = Server.private(redis_namespace, server)
+    worker = processes.worker(env=worker_env(database_url, private.names))
     first = request(private, new_session(store))
     assert final_event(private, first.request_id, worker)["type"] == "compaction_done"
     wait_idle(private.client, worker)
 
-    assert processes.stop(server) == 0
-    server = processes.redis_server(port)  # same port, empty: --save "" --appendonly no
-    wait_for(lambda: _pings(private.client), 10, "the restarted redis-server", server)
+    server.restart()  # same port, empty
 
     second = request(private, new_session(store))
     done = final_event(private, second.request_id, worker, timeout=60)
@@ -390,28 +346,23 @@ def test_a_worker_outlives_redis_going_down_while_a_job_runs(
     redis_namespace: RedisNamespace,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    port = free_port()
-    private = Server.private(redis_namespace, port)
-    server = processes.redis_server(port)
-    wait_for(lambda: _pings(private.client), 10, "the private redis-server", server)
+    server = processes.redis_server()
+    private = Server.private(redis_namespace, server)
     down = threading.Event()
     on_llm_request(monkeypatch, fake_llm, lambda: down.wait(30))  # answers once Redis is down
     session_id = new_session(store)
     compacted = store.load_history(session_id)
 
-    worker = processes.start(
-        [str(COMPACTION), "worker"], "worker", worker_env(database_url, private.names)
-    )
+    worker = processes.worker(env=worker_env(database_url, private.names))
     request(private, session_id)
     wait_for(lambda: fake_llm.requests, 30, "the LLM request", worker)
-    assert processes.stop(server) == 0  # down while the job waits on the LLM
+    assert server.stop() == 0  # down while the job waits on the LLM
     down.set()
     # The job ends (lock_lost, recorded in the database), then RQ gives up on the lost Redis
     # and the worker starts a fresh one: the moment it would exit if it were going to.
     wait_for(lambda: store.runs(session_id), 30, "the failed run", worker)
     wait_for(lambda: "the worker restarts" in worker.tail(), 30, "the restart", worker)
-    server = processes.redis_server(port)
-    wait_for(lambda: _pings(private.client), 10, "the restarted redis-server", server)
+    server.start()  # same port, empty
     assert store.load_history(session_id) == compacted, "the failed job changed nothing"
 
     assert worker.popen.poll() is None, (
@@ -430,13 +381,6 @@ def wait_idle(client: redis.Redis, proc: Proc) -> None:
 
     wait_for(idle, 10, "the worker back to idle", proc)
     time.sleep(0.2)  # from "idle" to blocking on the queue
-
-
-def _pings(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
 
 
 def test_metrics_port_serves_the_job_counter(

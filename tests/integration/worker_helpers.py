@@ -250,12 +250,18 @@ def on_llm_request(
     monkeypatch.setattr(fake, "next_reply", next_reply)
 
 
-def wait_until(check: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
-    """Poll ``check`` until it returns something truthy; fail when ``timeout`` passes first.
-    The timeout is generous: it bounds a hang, it is not the claim being tested."""
+def wait_until(
+    check: Callable[[], T | None],
+    what: str,
+    timeout: float = 30.0,
+    detail: Callable[[], str] = str,
+) -> T:
+    """Poll ``check`` until it returns something truthy; fail, with ``detail()``, when
+    ``timeout`` passes first. The timeout is generous: it bounds a hang, it is not the claim
+    being tested."""
     deadline = time.monotonic() + timeout
     while not (value := check()):
         if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {timeout:g} s")
+            pytest.fail(f"{what}: not within {timeout:g} s\n{detail()}".rstrip())
         time.sleep(0.02)
     return value
