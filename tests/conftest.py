@@ -4,12 +4,14 @@ queue name of its own on the shared server (docs/architecture.md, "Tests")."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
+import structlog
 from sqlalchemy import Engine, text
 
 from store import Store, make_engine, make_sessionmaker
@@ -70,6 +72,18 @@ def redis_client(redis_namespace: RedisNamespace) -> Iterator[redis.Redis]:
     client = redis_namespace.client()
     yield client
     client.close()
+
+
+@pytest.fixture
+def keep_logging() -> Iterator[None]:
+    """A command run in this process (``cli.main``) configures logging for the process: its
+    handler writes to the stderr of that moment. Undone after the test."""
+    root = logging.getLogger()
+    handlers, level, config = root.handlers[:], root.level, structlog.get_config()
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.configure(**config)
 
 
 @pytest.fixture(scope="session")

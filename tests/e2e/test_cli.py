@@ -1,35 +1,48 @@
-"""End to end through the command line only (issue "5 of 5"): real PostgreSQL and Redis, a
-worker subprocess, the fake LLM server; import, compact --wait, both history views, a second
-(iterative) compaction, restore."""
+"""End to end through the command line (issue "5 of 5"): real PostgreSQL and Redis, a worker
+process, the fake LLM server; import, compact --wait, both history views, a second (iterative)
+compaction, restore, export, the failures.
+
+The commands run in this process through ``cli.main`` with the settings in the environment, as
+the console script would (it reads them at each call): seconds faster than a process each. One
+smoke test runs the installed ``compaction`` script itself.
+"""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-import signal
+import pkgutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
+import cli as cli_package
+from benchmarks.processes import COMPACTION, child_env, start, stop
 from store.migrate import upgrade
 from tests.fakes import TRANSCRIPTS
-from tests.llm_server import FakeLLM
+from tests.llm_server import FakeLLM, Reply
 from tests.services import create_database, drop_database, fresh_namespace
 
-COMPACTION = str(Path(sys.executable).parent / "compaction")
+Result = subprocess.CompletedProcess[str]
+
+
+class Cli(Protocol):
+    def __call__(self, *args: str, ok: bool = True) -> Result: ...
 
 
 @pytest.fixture(scope="module")
-def env() -> Iterator[dict[str, str]]:
+def settings() -> Iterator[dict[str, str]]:
+    """The commands' and the worker's settings, as ``COMPACTION_`` variables."""
     name, url = create_database()
     upgrade(url)
     with fresh_namespace() as names:
         yield {
-            **os.environ,
             **names.env(),
             "COMPACTION_DATABASE_URL": url,
             "COMPACTION_CONTEXT_WINDOW": "16000",
@@ -41,39 +54,105 @@ def env() -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(
-        [COMPACTION, "worker", "--log-level", "WARNING"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+def worker(
+    settings: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[subprocess.Popen[bytes]]:
+    log = tmp_path_factory.mktemp("worker") / "worker.log"
+    process = start(
+        [str(COMPACTION), "worker", "--log-level", "WARNING"], child_env(**settings), log
     )
     yield process
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(timeout=20)
+    stop(process, timeout=20)
 
 
-def cli(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([COMPACTION, *args], env=env, capture_output=True, text=True, timeout=120)
-    if ok:
-        assert done.returncode == 0, f"compaction {' '.join(args)}: {done.stderr}"
-    return done
+POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def history(env: dict[str, str], session: str, view: str) -> list[dict[str, Any]]:
+class CallTimeStdout:
+    """Writes to whatever ``sys.stdout`` is when written to (``capsys``'s during a test)."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+def point_outputs_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands take ``out: TextIO = sys.stdout``, a default bound when ``cli`` was first
+    imported (pytest's stream of that moment). Until they look ``sys.stdout`` up when called,
+    every such default writes through ``CallTimeStdout``."""
+    for info in pkgutil.iter_modules(cli_package.__path__):
+        module = import_module(f"cli.{info.name}")
+        for function in vars(module).values():
+            if not inspect.isfunction(function) or not function.__defaults__:
+                continue
+            parameters = inspect.signature(function).parameters.values()
+            names = [p.name for p in parameters if p.kind in POSITIONAL]
+            names = names[-len(function.__defaults__) :]
+            defaults = tuple(
+                CallTimeStdout() if name == "out" else value
+                for name, value in zip(names, function.__defaults__, strict=True)
+            )
+            monkeypatch.setattr(function, "__defaults__", defaults)
+
+
+@pytest.fixture
+def cli(
+    settings: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    keep_logging: None,
+) -> Cli:
+    """``cli("import", path)``: ``compaction import PATH`` run by ``cli.main`` in this process,
+    with the module's settings and none of the caller's (no ``COMPACTION_`` variable, no
+    ``.env``); its exit status and what it printed."""
+    for name in [n for n in os.environ if n.startswith("COMPACTION_")]:
+        monkeypatch.delenv(name)
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    point_outputs_at_call_time(monkeypatch)
+
+    def run(*args: str, ok: bool = True) -> Result:
+        status = cli_package.main(list(args))
+        out, err = capsys.readouterr()
+        if ok:
+            assert status == 0, f"compaction {' '.join(args)}: {err}"
+        return subprocess.CompletedProcess(list(args), status, out, err)
+
+    return run
+
+
+def history(cli: Cli, session: str, view: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = json.loads(
-        cli(env, "history", session, "--view", view, "--json").stdout
+        cli("history", session, "--view", view, "--json").stdout
     )
     return rows
 
 
+def test_the_installed_console_script(settings: dict[str, str], cli: Cli, tmp_path: Path) -> None:
+    """The one process of the command line: ``compaction import``, its settings from the
+    environment; what it stored is what the in-process commands read."""
+    transcript = tmp_path / "two.json"
+    transcript.write_text(json.dumps([{"role": "user", "content": "hi"}] * 2))
+    done = subprocess.run(
+        [str(COMPACTION), "import", str(transcript)],
+        env=child_env(**settings),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = history(cli, done.stdout.strip(), "full")
+    assert [(r["role"], r["content"]) for r in rows] == [("user", "hi")] * 2
+
+
 def test_import_compact_views_iterate_restore(
-    env: dict[str, str], fake_llm: FakeLLM, worker: subprocess.Popen[str], tmp_path: Path
+    cli: Cli, fake_llm: FakeLLM, worker: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
     cli(
-        env,
         "channel",
         "add",
         "aux",
@@ -89,14 +168,14 @@ def test_import_compact_views_iterate_restore(
         "--default",
     )
     transcript = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
-    session = cli(env, "import", str(transcript)).stdout.strip()
-    original = history(env, session, "compacted")
+    session = cli("import", str(transcript)).stdout.strip()
+    original = history(cli, session, "compacted")
     assert len(original) == 166
 
-    first = json.loads(cli(env, "compact", session, "--wait", "--timeout", "60").stdout)
+    first = json.loads(cli("compact", session, "--wait", "--timeout", "60").stdout)
     assert first["type"] == "compaction_done" and first["sessionId"] == session
-    compacted = history(env, session, "compacted")
-    full = history(env, session, "full")
+    compacted = history(cli, session, "compacted")
+    full = history(cli, session, "full")
     assert len(compacted) == 166 - first["removedCount"] + 1
     summary = [r for r in compacted if r["is_compaction_summary"]]
     assert [r["id"] for r in summary] == [first["summaryMessageId"]]
@@ -112,37 +191,35 @@ def test_import_compact_views_iterate_restore(
     later = tmp_path / "later.json"
     more = json.loads((TRANSCRIPTS / "openhands_ponyc-4588.json").read_text())[1:]
     later.write_text(json.dumps(more))
-    assert cli(env, "import", str(later), "--session", session).stdout.strip() == session
-    before_second = history(env, session, "compacted")
+    assert cli("import", str(later), "--session", session).stdout.strip() == session
+    before_second = history(cli, session, "compacted")
     fake_llm.requests.clear()
-    second = json.loads(cli(env, "compact", session, "--wait").stdout)
+    second = json.loads(cli("compact", session, "--wait").stdout)
     assert second["type"] == "compaction_done"
     assert "Previous summary" in fake_llm.bodies_text()  # the update template
-    full = history(env, session, "full")
+    full = history(cli, session, "full")
     old = next(r for r in full if r["id"] == first["summaryMessageId"])
     assert old["compacted_into_id"] == second["summaryMessageId"]
-    assert sum(r["is_compaction_summary"] for r in history(env, session, "compacted")) == 1
+    assert sum(r["is_compaction_summary"] for r in history(cli, session, "compacted")) == 1
 
     # Undo the second run: the compacted view is what it was before it.
-    stats = json.loads(cli(env, "stats", session, "--json").stdout)
+    stats = json.loads(cli("stats", session, "--json").stdout)
     assert stats["compactions"] == 2 and stats["lastRun"]["status"] == "succeeded"
-    cli(env, "restore", str(stats["lastRun"]["id"]))
-    assert history(env, session, "compacted") == before_second
+    cli("restore", str(stats["lastRun"]["id"]))
+    assert history(cli, session, "compacted") == before_second
 
-    exported = json.loads(cli(env, "export", session, "--view", "full").stdout)
-    assert len(exported) == len(history(env, session, "full"))
+    exported = json.loads(cli("export", session, "--view", "full").stdout)
+    assert len(exported) == len(history(cli, session, "full"))
     assert worker.poll() is None  # the worker is still up
 
 
 def test_compact_wait_exits_one_on_failure(
-    env: dict[str, str], fake_llm: FakeLLM, worker: subprocess.Popen[str]
+    cli: Cli, fake_llm: FakeLLM, worker: subprocess.Popen[bytes]
 ) -> None:
-    from tests.llm_server import Reply
-
-    session = cli(env, "import", str(TRANSCRIPTS / "taubench_airline_idx52.json")).stdout.strip()
+    session = cli("import", str(TRANSCRIPTS / "taubench_airline_idx52.json")).stdout.strip()
     fake_llm.script(Reply(status=500))
     try:
-        done = cli(env, "compact", session, "--wait", "--context-window", "4000", ok=False)
+        done = cli("compact", session, "--wait", "--context-window", "4000", ok=False)
     finally:
         fake_llm.script(Reply())
     assert done.returncode == 1
@@ -150,7 +227,7 @@ def test_compact_wait_exits_one_on_failure(
     assert event["type"] == "compaction_failed" and event["code"] == "llm_error"
 
 
-def test_malformed_imports_store_nothing(env: dict[str, str], tmp_path: Path) -> None:
+def test_malformed_imports_store_nothing(cli: Cli, tmp_path: Path) -> None:
     cases = {
         "broken.json": "[{",
         "object.json": "{}",
@@ -162,13 +239,13 @@ def test_malformed_imports_store_nothing(env: dict[str, str], tmp_path: Path) ->
             ]
         ),
     }
-    before = cli(env, "stats", "--json", "nope", ok=False)
+    before = cli("stats", "--json", "nope", ok=False)
     assert before.returncode == 1
     for name, text in cases.items():
         path = tmp_path / name
         path.write_text(text)
-        done = cli(env, "import", str(path), "--session", f"s-{name}", ok=False)
+        done = cli("import", str(path), "--session", f"s-{name}", ok=False)
         assert done.returncode == 1 and done.stdout == ""
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        missing = cli(env, "history", f"s-{name}", "--view", "full", ok=False)
+        missing = cli("history", f"s-{name}", "--view", "full", ok=False)
         assert "session_not_found" in missing.stderr  # nothing stored, not even the session
