@@ -6,8 +6,8 @@ Covered: a job enqueued by ``service.queue`` ends ``compaction_done`` in another
 ``kill -9`` during the LLM call leaves the history as it was, the lock expires after its TTL
 and a fresh worker compacts the session; a pending key stops blocking after its TTL; a worker
 outlives a Redis restart between two jobs and Redis going down while a job runs;
-``--metrics-port`` serves the job counter; ``--pool 2 --burst`` runs two sessions' jobs and
-exits.
+``--pool 2 --burst`` runs two sessions' jobs and exits. What ``--metrics-port`` serves:
+``test_worker_metrics.py``.
 
 Each test has a key prefix and a queue name of its own on the shared Redis (``redis_namespace``),
 given to its workers through the environment. Every worker started here runs in its own process
@@ -23,7 +23,6 @@ import signal
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,7 @@ from store.records import StoredMessage
 from tests.fakes import conversation
 from tests.integration.worker_helpers import on_llm_request, wait_until
 from tests.llm_server import FakeLLM, Reply
-from tests.services import PrivateRedis, RedisNamespace, create_database, drop_database, free_port
+from tests.services import PrivateRedis, RedisNamespace, create_database, drop_database
 
 pytestmark = pytest.mark.integration
 
@@ -381,28 +380,6 @@ def wait_idle(client: redis.Redis, proc: Proc) -> None:
 
     wait_for(idle, 10, "the worker back to idle", proc)
     time.sleep(0.2)  # from "idle" to blocking on the queue
-
-
-def test_metrics_port_serves_the_job_counter(
-    store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes
-) -> None:
-    port = free_port()
-    worker = processes.worker("--metrics-port", str(port))
-    req = request(rdb, new_session(store))
-    assert final_event(rdb, req.request_id, worker)["type"] == "compaction_done"
-
-    def done_count() -> float | None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
-                text = reply.read().decode()
-        except OSError:
-            return None
-        for line in text.splitlines():
-            if line.startswith('compaction_jobs_total{code="",outcome="done"}'):
-                return float(line.split()[-1])
-        return None
-
-    assert wait_for(done_count, 15, "compaction_jobs_total{outcome=done} >= 1", worker) >= 1
 
 
 def test_pool_of_two_in_burst_mode_runs_two_sessions(
