@@ -3,7 +3,7 @@
     python -m benchmarks.store [--sizes 1000,10000] [--repeat N]
 
 For sessions of each size: times ``Store.load_history(session, "compacted")`` and
-``Store.apply_compaction(...)`` (the write the core plans on the loaded view, computed before
+``Store.apply_compaction(write)`` (the write the core plans on the loaded view, computed before
 the clock starts; every repeat compacts a fresh session), and the same work done by hand with
 psycopg in the same run: the same SELECT of the visible rows ordered by ``seq``, and one
 transaction that bumps the session's version where it is still the expected one (the UPDATE
@@ -37,8 +37,14 @@ from sqlalchemy.engine import make_url
 from benchmarks.engine import InstantSummarizer, synthetic
 from compaction import CompactionConfig, compact
 from compaction.messages import Message
-from store import CompactionWrite, Store, make_engine, make_sessionmaker
-from store.compactions import plan_compaction
+from store import (
+    CompactionWrite,
+    RunOrigin,
+    Store,
+    compaction_write,
+    make_engine,
+    make_sessionmaker,
+)
 from store.migrate import upgrade
 from store.records import EVENT_TYPE
 
@@ -96,11 +102,13 @@ def floor_load(conn: psycopg.Connection[Any], session_id: str) -> list[tuple[Any
 
 def floor_apply(conn: psycopg.Connection[Any], plan: CompactionWrite) -> int:
     """What ``Store.apply_compaction`` writes, by hand; returns the rows marked compacted."""
+    origin, summary = plan.origin, plan.summary
+    assert summary is not None, "the benchmark's writes always summarize"
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(
             "UPDATE chat_session SET compaction_version = compaction_version + 1 "
             "WHERE id = %s AND compaction_version = %s RETURNING compaction_version",
-            (plan.session_id, plan.expected_version),
+            (origin.session_id, plan.expected_version),
         )
         row = cur.fetchone()
         if row is None:
@@ -111,51 +119,64 @@ def floor_apply(conn: psycopg.Connection[Any], plan: CompactionWrite) -> int:
             "INSERT INTO message (session_id, seq, seq_minor, role, content, "
             "is_compaction_summary, created_at) VALUES (%s, %s, %s, 'user', %s, true, "
             "to_timestamp(%s)) RETURNING id",
-            (plan.session_id, plan.last_seq, version, plan.summary, now),
+            (origin.session_id, summary.last_seq, version, summary.text, now),
         )
         summary_id = one(cur.fetchone())
         cur.execute(
             "UPDATE message SET compacted_at = to_timestamp(%s), compacted_into_id = %s "
             "WHERE session_id = %s AND seq BETWEEN %s AND %s AND compacted_at IS NULL "
             f"AND id <> %s AND {NOT_EVENT}",
-            (now, summary_id, plan.session_id, plan.first_seq, plan.last_seq, summary_id),
+            (now, summary_id, origin.session_id, summary.first_seq, summary.last_seq, summary_id),
         )
         removed = cur.rowcount
-        cur.execute(
-            "INSERT INTO compaction_run (session_id, request_id, reason, status, language, "
-            "tokens_before, tokens_after, removed_count, pruned_count, summary_message_id, "
-            "compaction_version, model, input_tokens, output_tokens, durations, worker, "
-            "started_at, finished_at) VALUES (%s, %s, %s, 'succeeded', %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %s, %s, %s, to_timestamp(%s)) RETURNING id",
-            (
-                plan.session_id,
-                plan.request_id,
-                plan.reason,
-                plan.language,
-                plan.tokens_before,
-                plan.tokens_after,
-                removed,
-                len(set(plan.pruned_ids)),
-                summary_id,
-                version,
-                plan.model,
-                plan.input_tokens,
-                plan.output_tokens,
-                Json(plan.durations) if plan.durations else None,
-                plan.worker,
-                plan.started_at,
-                now,
-            ),
-        )
-        run_id = one(cur.fetchone())
+        run_id = floor_run(cur, plan, removed, summary_id, version, now)
         if plan.pruned_ids:
             cur.execute(
                 "UPDATE message SET pruned_at = to_timestamp(%s), pruned_run_id = %s "
                 "WHERE session_id = %s AND id = ANY(%s) AND role = 'tool' "
                 "AND compacted_at IS NULL AND pruned_at IS NULL AND seq > %s",
-                (now, run_id, plan.session_id, list(plan.pruned_ids), plan.last_seq),
+                (now, run_id, origin.session_id, list(plan.pruned_ids), summary.last_seq),
             )
         return removed
+
+
+def floor_run(
+    cur: psycopg.Cursor[Any],
+    plan: CompactionWrite,
+    removed: int,
+    summary_id: int,
+    version: int,
+    now: float,
+) -> int:
+    """The floor's run row; its id."""
+    origin = plan.origin
+    cur.execute(
+        "INSERT INTO compaction_run (session_id, request_id, reason, status, language, "
+        "tokens_before, tokens_after, removed_count, pruned_count, summary_message_id, "
+        "compaction_version, model, input_tokens, output_tokens, durations, worker, "
+        "started_at, finished_at) VALUES (%s, %s, %s, 'succeeded', %s, %s, %s, %s, %s, %s, "
+        "%s, %s, %s, %s, %s, %s, %s, to_timestamp(%s)) RETURNING id",
+        (
+            origin.session_id,
+            origin.request_id,
+            origin.reason,
+            plan.language,
+            plan.tokens_before,
+            plan.tokens_after,
+            removed,
+            len(set(plan.pruned_ids)),
+            summary_id,
+            version,
+            plan.model,
+            plan.input_tokens,
+            plan.output_tokens,
+            Json(plan.durations) if plan.durations else None,
+            origin.worker,
+            origin.started_at,
+            now,
+        ),
+    )
+    return one(cur.fetchone())
 
 
 def one(row: tuple[Any, ...] | None) -> Any:
@@ -176,9 +197,7 @@ def plan_for(store: Store, session_id: str) -> CompactionWrite:
         [s.message for s in view], CompactionConfig(), InstantSummarizer(), reason="manual"
     )
     version = store.get_session(session_id).compaction_version
-    return plan_compaction(
-        view, result, session_id=session_id, expected_version=version, reason="manual"
-    )
+    return compaction_write(view, result, RunOrigin(session_id=session_id), version)
 
 
 def sessions(store: Store, messages: list[Message], count: int) -> list[str]:

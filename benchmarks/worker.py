@@ -149,6 +149,7 @@ def overhead_worker() -> None:
     """Part 1's worker (its own process; settings from the environment): the real job on a
     ``SimpleWorker``, instrumented. Each job pushes its timings to ``TIMINGS_KEY``."""
     import worker.jobs as jobs
+    import worker.pipeline as pipeline
     from service.redis import redis_client
     from service.settings import Settings
     from worker.runtime import Runtime, install
@@ -167,9 +168,9 @@ def overhead_worker() -> None:
         return sent
 
     runtime.publisher.publish = timed_publish  # type: ignore[method-assign]
-    jobs.compact = timers.timed("core", jobs.compact)  # type: ignore[assignment]
-    jobs.plan_compaction = timers.timed(  # type: ignore[assignment]
-        "store", jobs.plan_compaction, "store.plan_compaction"
+    pipeline.compact = timers.timed("core", pipeline.compact)  # type: ignore[assignment]
+    pipeline.compaction_write = timers.timed(  # type: ignore[assignment]
+        "store", pipeline.compaction_write, "store.compaction_write"
     )
     entry = jobs.compaction_requested
 

@@ -1,4 +1,5 @@
-"""Storage: SQLAlchemy models, migrations and the repository (DESIGN §5)."""
+"""Storage: SQLAlchemy models, migrations, the repositories and their facade ``Store``
+(docs/architecture.md, "Tables")."""
 
 from store.db import make_engine, make_sessionmaker
 from store.records import (
@@ -6,9 +7,14 @@ from store.records import (
     AppliedCompaction,
     ChannelConfig,
     CompactionWrite,
+    EventRow,
+    FailedRun,
+    RunOrigin,
     RunRecord,
     SessionInfo,
     StoredMessage,
+    SummaryWrite,
+    compaction_write,
 )
 from store.repository import Store
 
@@ -17,10 +23,15 @@ __all__ = [
     "AppliedCompaction",
     "ChannelConfig",
     "CompactionWrite",
+    "EventRow",
+    "FailedRun",
+    "RunOrigin",
     "RunRecord",
     "SessionInfo",
     "Store",
     "StoredMessage",
+    "SummaryWrite",
+    "compaction_write",
     "make_engine",
     "make_sessionmaker",
 ]

@@ -10,7 +10,6 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 
-from compaction.engine import CompactionResult
 from compaction.errors import InvalidRequest, LockLost, SessionNotFound
 from store.db import Repository, write_session
 from store.history import not_event
@@ -20,7 +19,9 @@ from store.records import (
     EVENT_TYPE,
     AppliedCompaction,
     CompactionWrite,
-    StoredMessage,
+    FailedRun,
+    RunOrigin,
+    SummaryWrite,
 )
 from store.sessions import reserve_seqs
 
@@ -88,12 +89,17 @@ _INSERT_MESSAGE = insert(_MESSAGES).returning(_MESSAGES.c.id)
 _INSERT_RUN = insert(_RUNS).returning(_RUNS.c.id)
 
 
-def _insert_message(conn: Connection, **values: Any) -> int:
-    return int(conn.execute(_INSERT_MESSAGE, values).scalar_one())
-
-
-def _insert_run(conn: Connection, **values: Any) -> int:
-    return int(conn.execute(_INSERT_RUN, values).scalar_one())
+def _insert_run(conn: Connection, origin: RunOrigin, values: dict[str, Any]) -> int:
+    """A run row: who asked and who ran it, and what it did (``values``, by column)."""
+    row = {
+        "session_id": origin.session_id,
+        "request_id": origin.request_id,
+        "reason": origin.reason,
+        "worker": origin.worker,
+        "started_at": origin.started_at,
+        **values,
+    }
+    return int(conn.execute(_INSERT_RUN, row).scalar_one())
 
 
 def _event_row(
@@ -105,15 +111,51 @@ def _event_row(
     seq: int | None = None,
 ) -> int:
     """A compaction-event row; ``seq`` when one was reserved already."""
-    return _insert_message(
-        conn,
-        session_id=session_id,
-        seq=reserve_seqs(conn, session_id, 1) if seq is None else seq,
-        seq_minor=0,
-        role="system",
-        content=text,
-        metadata={"systemType": EVENT_TYPE, "event": event, **payload},
+    values = {
+        "session_id": session_id,
+        "seq": reserve_seqs(conn, session_id, 1) if seq is None else seq,
+        "seq_minor": 0,
+        "role": "system",
+        "content": text,
+        "metadata": {"systemType": EVENT_TYPE, "event": event, **payload},
+    }
+    return int(conn.execute(_INSERT_MESSAGE, values).scalar_one())
+
+
+def _replace_middle(
+    conn: Connection, session_id: str, summary: SummaryWrite, version: int, now: datetime
+) -> tuple[int, int]:
+    """Insert the summary and mark the middle it replaces; returns the summary's id and the
+    rows marked."""
+    summary_id = int(
+        conn.execute(
+            _INSERT_MESSAGE,
+            {
+                "session_id": session_id,
+                "seq": summary.last_seq,
+                "seq_minor": version,
+                "role": "user",
+                "content": summary.text,
+                "is_compaction_summary": True,
+            },
+        ).scalar_one()
     )
+    removed = conn.execute(
+        _MARK_RANGE,
+        {
+            "b_session": session_id,
+            "b_first": summary.first_seq,
+            "b_last": summary.last_seq,
+            "b_summary": summary_id,
+            "b_now": now,
+        },
+    ).rowcount
+    if removed != summary.expected_removed:
+        raise InvalidRequest(
+            f"seq {summary.first_seq}..{summary.last_seq} holds {removed} visible rows, not "
+            f"the {summary.expected_removed} that were compacted (already compacted?)"
+        )
+    return summary_id, removed
 
 
 def _mark_pruned(
@@ -122,7 +164,7 @@ def _mark_pruned(
     pruned_ids: Sequence[int],
     run_id: int,
     now: datetime,
-    after_seq: int = 0,
+    after_seq: int,
 ) -> int:
     """Mark kept tool rows pruned; only rows after ``after_seq`` (the tail) qualify."""
     ids = list(dict.fromkeys(pruned_ids))
@@ -150,161 +192,73 @@ def _mark_pruned(
 
 
 class Compactions(Repository):
-    def apply_compaction(self, plan: CompactionWrite) -> AppliedCompaction:
-        """Insert the summary, mark the middle by ``seq`` range and the pruned rows, record the
-        run and bump the version, all or nothing. A stale ``expected_version`` is ``lock_lost``;
-        a range that is not what the core compacted is ``invalid_request``."""
-        if plan.first_seq > plan.last_seq or plan.expected_removed < 1:
+    def apply_compaction(self, write: CompactionWrite) -> AppliedCompaction:
+        """Insert the summary and mark the middle by ``seq`` range (when there is a summary),
+        mark the pruned rows, record the run and bump the version, all or nothing. A stale
+        ``expected_version`` is ``lock_lost``; a range that is not what the core compacted is
+        ``invalid_request``."""
+        session_id, summary = write.origin.session_id, write.summary
+        if summary and (summary.first_seq > summary.last_seq or summary.expected_removed < 1):
             raise InvalidRequest("an empty range: nothing to compact")
         now = utcnow()
-        event_seqs = 1 if plan.event_text else 0
         with write_session(self.factory) as session:
             conn = session.connection()
-            version, event_seq = _fence(conn, plan.session_id, plan.expected_version, event_seqs)
-            summary_id = _insert_message(
-                conn,
-                session_id=plan.session_id,
-                seq=plan.last_seq,
-                seq_minor=version,
-                role="user",
-                content=plan.summary,
-                is_compaction_summary=True,
+            version, event_seq = _fence(
+                conn, session_id, write.expected_version, 1 if write.event else 0
             )
-            removed = conn.execute(
-                _MARK_RANGE,
-                {
-                    "b_session": plan.session_id,
-                    "b_first": plan.first_seq,
-                    "b_last": plan.last_seq,
-                    "b_summary": summary_id,
-                    "b_now": now,
-                },
-            ).rowcount
-            if removed != plan.expected_removed:
-                raise InvalidRequest(
-                    f"seq {plan.first_seq}..{plan.last_seq} holds {removed} visible rows, not "
-                    f"the {plan.expected_removed} that were compacted (already compacted?)"
-                )
+            summary_id, removed = (
+                _replace_middle(conn, session_id, summary, version, now) if summary else (None, 0)
+            )
             run_id = _insert_run(
                 conn,
-                session_id=plan.session_id,
-                request_id=plan.request_id,
-                reason=plan.reason,
-                status="succeeded",
-                language=plan.language,
-                tokens_before=plan.tokens_before,
-                tokens_after=plan.tokens_after,
-                removed_count=removed,
-                pruned_count=len(set(plan.pruned_ids)),
-                summary_message_id=summary_id,
-                compaction_version=version,
-                model=plan.model,
-                input_tokens=plan.input_tokens,
-                output_tokens=plan.output_tokens,
-                durations=plan.durations or None,
-                worker=plan.worker,
-                started_at=plan.started_at,
-                finished_at=now,
+                write.origin,
+                {
+                    "status": "succeeded",
+                    "language": write.language,
+                    "tokens_before": write.tokens_before,
+                    "tokens_after": write.tokens_after,
+                    "removed_count": removed,
+                    "pruned_count": len(set(write.pruned_ids)),
+                    "summary_message_id": summary_id,
+                    "compaction_version": version,
+                    "model": write.model,
+                    "input_tokens": write.input_tokens,
+                    "output_tokens": write.output_tokens,
+                    "durations": write.durations or None,
+                    "finished_at": now,
+                },
             )
-            pruned = _mark_pruned(
-                conn, plan.session_id, plan.pruned_ids, run_id, now, after_seq=plan.last_seq
-            )
-            if plan.event_text:
-                _event_row(
-                    conn,
-                    plan.session_id,
-                    "done",
-                    plan.event_text,
-                    {"runId": run_id, "summaryMessageId": summary_id, **plan.event_payload},
-                    seq=event_seq,
-                )
+            after_seq = summary.last_seq if summary else 0
+            pruned = _mark_pruned(conn, session_id, write.pruned_ids, run_id, now, after_seq)
+            if write.event:
+                summary_ref = {"summaryMessageId": summary_id} if summary else {}
+                payload = {"runId": run_id, **summary_ref, **write.event.payload}
+                _event_row(conn, session_id, "done", write.event.text, payload, seq=event_seq)
             return AppliedCompaction(run_id, summary_id, removed, pruned, version)
 
-    def apply_pruning(
-        self,
-        session_id: str,
-        *,
-        expected_version: int,
-        pruned_ids: Sequence[int],
-        reason: str = "auto",
-        request_id: str | None = None,
-        language: str = "en",
-        tokens_before: int | None = None,
-        tokens_after: int | None = None,
-        worker: str | None = None,
-        event_text: str | None = None,
-        event_payload: dict[str, Any] | None = None,
-    ) -> AppliedCompaction:
-        """Phase 1 alone (an auto request that pruning brought under the threshold): the pruned
-        rows, the run and the version bump, in one transaction; no summary."""
-        now = utcnow()
-        with write_session(self.factory) as session:
-            conn = session.connection()
-            version, event_seq = _fence(conn, session_id, expected_version, 1 if event_text else 0)
-            run_id = _insert_run(
-                conn,
-                session_id=session_id,
-                request_id=request_id,
-                reason=reason,
-                status="succeeded",
-                language=language,
-                tokens_before=tokens_before,
-                tokens_after=tokens_after,
-                removed_count=0,
-                pruned_count=len(set(pruned_ids)),
-                compaction_version=version,
-                worker=worker,
-                finished_at=now,
-            )
-            pruned = _mark_pruned(conn, session_id, pruned_ids, run_id, now)
-            if event_text:
-                _event_row(
-                    conn,
-                    session_id,
-                    "done",
-                    event_text,
-                    {"runId": run_id, **(event_payload or {})},
-                    seq=event_seq,
-                )
-            return AppliedCompaction(run_id, 0, 0, pruned, version)
-
-    def record_failed_run(
-        self,
-        session_id: str,
-        *,
-        reason: str,
-        code: str,
-        error: str,
-        request_id: str | None = None,
-        status: str = "failed",
-        event_text: str | None = None,
-        event_payload: dict[str, Any] | None = None,
-        **fields: Any,
-    ) -> int:
+    def record_failed_run(self, run: FailedRun) -> int:
         """A failed (or skipped) run: the history is untouched; the run and, optionally, the
         failed event row are recorded."""
+        session_id = run.origin.session_id
         with write_session(self.factory) as session:
             if session.get(ChatSession, session_id) is None:
                 raise SessionNotFound(f"session {session_id!r} not found")
             conn = session.connection()
             run_id = _insert_run(
                 conn,
-                session_id=session_id,
-                request_id=request_id,
-                reason=reason,
-                status=status,
-                code=code,
-                error=error,
-                **fields,
+                run.origin,
+                {
+                    "status": run.status,
+                    "code": run.code,
+                    "error": run.error,
+                    "tokens_before": run.tokens_before,
+                    "model": run.model,
+                    "durations": run.durations,
+                },
             )
-            if event_text:
-                _event_row(
-                    conn,
-                    session_id,
-                    "failed",
-                    event_text,
-                    {"runId": run_id, "code": code, **(event_payload or {})},
-                )
+            if run.event:
+                payload = {"runId": run_id, "code": run.code, **run.event.payload}
+                _event_row(conn, session_id, "failed", run.event.text, payload)
             return run_id
 
     def append_event(
@@ -313,33 +267,3 @@ class Compactions(Repository):
         """A compaction-event row (``role=system``, ``metadata.systemType``), seed §8.3."""
         with write_session(self.factory) as session:
             return _event_row(session.connection(), session_id, event, text, payload or {})
-
-
-def plan_compaction(
-    view: Sequence[StoredMessage],
-    result: CompactionResult,
-    *,
-    session_id: str,
-    expected_version: int,
-    **fields: Any,
-) -> CompactionWrite:
-    """The write for a core ``CompactionResult`` computed on ``view`` (the compacted history as
-    loaded): the middle's ``seq`` range and count, and the pruned rows that stay visible."""
-    start, end = result.middle
-    kept_ids = {stored.id for stored in view[end:]}
-    return CompactionWrite(
-        session_id=session_id,
-        expected_version=expected_version,
-        first_seq=view[start].seq,
-        last_seq=view[end - 1].seq,
-        expected_removed=end - start,
-        summary=result.summary_text,
-        pruned_ids=[i for i in result.pruned_ids if i in kept_ids],
-        language=result.language,
-        tokens_before=result.tokens_before,
-        tokens_after=result.tokens_after,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        durations=dict(result.timings),
-        **fields,
-    )

@@ -7,18 +7,16 @@ conversation order, each summary right after the rows it replaced.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Compiled, Connection, Select, bindparam, or_, select
+from sqlalchemy import ColumnElement, Select, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from compaction.errors import InvalidRequest, SessionNotFound
 from compaction.messages import Message, trusted_tool_call
 from compaction.pruning import PLACEHOLDER
-from store.db import Repository, database_error, read_session
+from store.db import Repository, read_session
 from store.models import ChatSession, CompactionRun
 from store.models import Message as MessageRow
 from store.records import EVENT_TYPE, StoredMessage, View
@@ -96,19 +94,6 @@ def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessa
     )
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while tens of thousands of acyclic objects are built: the
-    collector would walk them again and again (40% of a 10,000-row load)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _placeholders(session: Session, rows: Sequence[Any]) -> dict[int, str]:
     """The placeholder of each pruned run, in the language that run summarized in."""
     # By position: by-name access on every row costs more than the query here.
@@ -145,32 +130,6 @@ _HISTORY_QUERIES = {
 }
 
 
-# The history queries' SQL compiled once per dialect, for the driver's own cursor.
-_COMPILED: dict[tuple[bool, bool, str], Compiled] = {}
-
-
-def _fetch(
-    conn: Connection, compacted: bool, incremental: bool, params: dict[str, Any]
-) -> Sequence[Any]:
-    """The rows of a history query. psycopg returns every column as the store wants it (JSON
-    decoded, aware datetimes), so on PostgreSQL the rows come straight from the driver's
-    cursor, with the SQL SQLAlchemy compiled once: SQLAlchemy's result rows cost 0.4 ms of a
-    1,000-row load. SQLite needs SQLAlchemy's conversions."""
-    query = _HISTORY_QUERIES[compacted, incremental]
-    if conn.dialect.driver != "psycopg":
-        return conn.execute(query, params).all()
-    key = (compacted, incremental, conn.dialect.name)
-    compiled = _COMPILED.get(key)
-    if compiled is None:
-        compiled = _COMPILED[key] = query.compile(dialect=conn.dialect)
-    try:
-        with conn.connection.driver_connection.cursor() as cursor:  # type: ignore[union-attr]
-            cursor.execute(str(compiled), compiled.construct_params(params))
-            return cursor.fetchall()  # type: ignore[no-any-return]
-    except conn.dialect.loaded_dbapi.Error as err:
-        raise database_error(err) from None
-
-
 class History(Repository):
     def load_history(
         self, session_id: str, view: View = "compacted", *, after_seq: int = 0
@@ -178,24 +137,22 @@ class History(Repository):
         """The session's history; ``after_seq`` keeps only later rows (incremental reads)."""
         if view not in ("compacted", "full"):
             raise InvalidRequest(f"unknown view {view!r}; expected 'compacted' or 'full'")
+        params = {"session_id": session_id, "after_seq": after_seq}
+        query = _HISTORY_QUERIES[view == "compacted", after_seq > 0]
         with read_session(self.factory) as session:
             # Core execution: the ORM's result machinery adds nothing for plain columns.
-            with gc_paused():
-                params = {"session_id": session_id, "after_seq": after_seq}
-                rows = _fetch(session.connection(), view == "compacted", after_seq > 0, params)
+            rows = session.connection().execute(query, params).all()
             if not rows:  # an empty session, or none at all: only then one more query
                 require_session(session, session_id)
             if view == "full":
-                with gc_paused():
-                    return [to_stored(row) for row in rows]
+                return [to_stored(row) for row in rows]
             placeholders = _placeholders(session, rows)
-            with gc_paused():
-                return [
-                    to_stored(row, placeholders.get(row[_PRUNED_RUN] or 0, PLACEHOLDER["en"]))
-                    if row[_PRUNED_AT] is not None
-                    else to_stored(row)
-                    for row in rows
-                ]
+            return [
+                to_stored(row, placeholders.get(row[_PRUNED_RUN] or 0, PLACEHOLDER["en"]))
+                if row[_PRUNED_AT] is not None
+                else to_stored(row)
+                for row in rows
+            ]
 
     def latest_summary(self, session_id: str) -> StoredMessage | None:
         """The visible summary (after a compaction only the newest one is visible)."""

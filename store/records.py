@@ -1,4 +1,5 @@
-"""Plain records the store hands out (rows never leave a database session)."""
+"""Plain records the store hands out and takes (rows never leave a database session), and the
+write a core result makes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from compaction.engine import CompactionResult
 from compaction.messages import Message
 
 View = Literal["compacted", "full"]
@@ -49,24 +51,52 @@ class SessionInfo:
     last_seq: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOrigin:
+    """Which request a run answers and who ran it: what every run records, failed or not."""
+
+    session_id: str
+    reason: str = "manual"
+    request_id: str | None = None
+    worker: str | None = None
+    started_at: datetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
-class CompactionWrite:
-    """Everything one compaction writes, in one transaction.
+class EventRow:
+    """A compaction-event row for the UI (docs/architecture.md, "Events"), written in the run's
+    own transaction; the store adds the run's id (and the summary's, or the failure's code) to
+    ``payload``."""
+
+    text: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryWrite:
+    """The summary row and the middle it replaces.
 
     ``first_seq``/``last_seq`` bound the middle (inclusive); the rows there that are still
     visible are marked by range, never by a list of ids. ``expected_removed`` is how many rows
     the core replaced: a different count means the history changed underneath, and nothing is
-    written. ``pruned_ids`` are rows kept in the context with a placeholder (the tail's).
+    written.
     """
 
-    session_id: str
-    expected_version: int
+    text: str
     first_seq: int
     last_seq: int
     expected_removed: int
-    summary: str
-    reason: str = "manual"
-    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionWrite:
+    """Everything one compaction run writes, in one transaction fenced by the session's
+    version: the summary (``None``: phase 1 alone), the pruned rows kept in the context with a
+    placeholder (the tail's), the run, the version bump and the done event row."""
+
+    origin: RunOrigin
+    expected_version: int
+    summary: SummaryWrite | None = None
     pruned_ids: Sequence[int] = ()
     language: str = "en"
     tokens_before: int | None = None
@@ -75,20 +105,30 @@ class CompactionWrite:
     input_tokens: int | None = None
     output_tokens: int | None = None
     durations: dict[str, float] = field(default_factory=dict)
-    worker: str | None = None
-    started_at: datetime | None = None
-    #: the done event row for the UI (seed §8.3), written in the same transaction
-    event_text: str | None = None
-    event_payload: dict[str, Any] = field(default_factory=dict)
+    event: EventRow | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class AppliedCompaction:
     run_id: int
-    summary_message_id: int
+    summary_message_id: int | None  # None: phase 1 alone
     removed_count: int
     pruned_count: int
     version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailedRun:
+    """A run that changed no message: it failed, or was skipped."""
+
+    origin: RunOrigin
+    code: str
+    error: str
+    status: Literal["failed", "skipped"] = "failed"
+    tokens_before: int | None = None
+    model: str | None = None
+    durations: dict[str, float] | None = None
+    event: EventRow | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +182,41 @@ class AgentSettings:
 def mask(key: str) -> str:
     """How a stored key is shown: enough to recognise it, never enough to use it."""
     return f"{key[:3]}…{key[-4:]}" if len(key) >= 12 else "…"
+
+
+def compaction_write(
+    view: Sequence[StoredMessage],
+    result: CompactionResult,
+    origin: RunOrigin,
+    expected_version: int,
+    *,
+    model: str | None = None,
+    event: EventRow | None = None,
+) -> CompactionWrite:
+    """The write for a core ``CompactionResult`` computed on ``view`` (the compacted history as
+    loaded): the middle's ``seq`` range and count when the core summarized (``model`` wrote the
+    summary), and the pruned rows that stay visible."""
+    start, end = result.middle
+    kept_ids = {stored.id for stored in view[end:]}
+    summary = None
+    if result.summarized:
+        summary = SummaryWrite(
+            text=result.summary_text,
+            first_seq=view[start].seq,
+            last_seq=view[end - 1].seq,
+            expected_removed=end - start,
+        )
+    return CompactionWrite(
+        origin=origin,
+        expected_version=expected_version,
+        summary=summary,
+        pruned_ids=[i for i in result.pruned_ids if i in kept_ids],
+        language=result.language,
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+        model=model if summary else None,
+        input_tokens=result.input_tokens if summary else None,
+        output_tokens=result.output_tokens if summary else None,
+        durations=dict(result.timings),
+        event=event,
+    )

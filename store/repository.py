@@ -1,14 +1,72 @@
-"""``Store``: the typed repository, built from the sessionmaker it is given."""
+"""``Store``: one facade over the store's repositories, built from the sessionmaker it is given.
+
+Each repository is a class of its own holding that sessionmaker; the facade composes them and
+offers their methods under the names callers use (``store.load_history(...)`` is
+``store.history.load_history(...)``), typed from the repository's own signature, never
+written twice.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
+
+from sqlalchemy.orm import Session, sessionmaker
 
 from store.channels import Channels
 from store.compactions import Compactions
 from store.history import History
-from store.runs import Runs
+from store.runs import RunLog
 from store.sessions import Sessions
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-class Store(Sessions, History, Compactions, Runs, Channels):
-    """Sessions and messages, the history views, compaction write-back and restore, channels
-    and agent settings; every method opens and closes its own short transaction."""
+
+class _Via(Generic[P, R]):
+    """A facade method: the method of the same name on one of the store's repositories."""
+
+    def __init__(self, part: str, method: Callable[Concatenate[Any, P], R]) -> None:
+        self.part, self.name = part, method.__name__
+
+    def __get__(self, store: Store, owner: type[Store] | None = None) -> Callable[P, R]:
+        return cast(Callable[P, R], getattr(getattr(store, self.part), self.name))
+
+
+class Store:
+    """Sessions and messages, the history views, compaction write-back, the runs and restore,
+    channels and agent settings; every method opens and closes its own short transaction."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self.factory = factory
+        self.sessions = Sessions(factory)
+        self.history = History(factory)
+        self.compactions = Compactions(factory)
+        self.run_log = RunLog(factory)
+        self.channels = Channels(factory)
+
+    create_agent = _Via("sessions", Sessions.create_agent)
+    create_session = _Via("sessions", Sessions.create_session)
+    get_session = _Via("sessions", Sessions.get_session)
+    session_exists = _Via("sessions", Sessions.session_exists)
+    append_messages = _Via("sessions", Sessions.append_messages)
+
+    load_history = _Via("history", History.load_history)
+    latest_summary = _Via("history", History.latest_summary)
+
+    apply_compaction = _Via("compactions", Compactions.apply_compaction)
+    record_failed_run = _Via("compactions", Compactions.record_failed_run)
+    append_event = _Via("compactions", Compactions.append_event)
+
+    runs = _Via("run_log", RunLog.runs)
+    recent_run_tokens = _Via("run_log", RunLog.recent_run_tokens)
+    restore = _Via("run_log", RunLog.restore)
+    compaction_counts = _Via("run_log", RunLog.compaction_counts)
+
+    add_channel = _Via("channels", Channels.add_channel)
+    list_channels = _Via("channels", Channels.list_channels)
+    default_channel_id = _Via("channels", Channels.default_channel_id)
+    set_default_channel = _Via("channels", Channels.set_default_channel)
+    resolve_auxiliary = _Via("channels", Channels.resolve_auxiliary)
+    set_agent = _Via("channels", Channels.set_agent)
+    get_agent = _Via("channels", Channels.get_agent)

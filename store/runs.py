@@ -47,7 +47,9 @@ def _record(row: CompactionRun) -> RunRecord:
     )
 
 
-class Runs(Repository):
+class RunLog(Repository):
+    """The session's compaction runs: listed, counted, undone."""
+
     def restore(self, run_id: int) -> RunRecord:
         """Undo a run: its rows visible again, pruned rows whole again, its summary hidden.
         Only a session's latest standing run can be undone (undo later ones first)."""
@@ -98,6 +100,26 @@ class Runs(Repository):
                 .order_by(CompactionRun.id)
             )
             return [_record(r) for r in rows]
+
+    def recent_run_tokens(self, session_id: str, limit: int = 2) -> list[tuple[int, int]]:
+        """``(tokens_before, tokens_after)`` of the session's last ``limit`` succeeded runs
+        that measured both, oldest first: what the anti-loop rule reads before every auto
+        request, so the database returns those rows only. An unknown session has none."""
+        query = (
+            select(CompactionRun.tokens_before, CompactionRun.tokens_after)
+            .where(
+                CompactionRun.session_id == session_id,
+                CompactionRun.status == "succeeded",
+                CompactionRun.tokens_before > 0,
+                CompactionRun.tokens_after.is_not(None),
+            )
+            .order_by(CompactionRun.id.desc())
+            .limit(limit)
+        )
+        with read_session(self.factory) as session:
+            rows = session.execute(query).all()
+        # Both are non-null by the WHERE clause; ``or 0`` only tells the type checker so.
+        return [(before or 0, after or 0) for before, after in reversed(rows)]
 
     def compaction_counts(self, session_ids: Sequence[str]) -> dict[str, int]:
         """Succeeded compactions per session (the UI's "compacted N times")."""

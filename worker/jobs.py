@@ -22,6 +22,7 @@ from compaction.contract import (
 )
 from compaction.errors import CompactionError, ErrorCode, invalid_request
 from service.keys import pending_key
+from store.records import EventRow, FailedRun
 from worker import texts
 from worker.lock import SessionLock, heartbeat
 from worker.pipeline import JobRun, run_locked
@@ -84,14 +85,12 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
 def _failed(job: JobRun, code: ErrorCode, error: str) -> AnyEvent:
     try:
         job.runtime.store.record_failed_run(
-            job.request.session_id,
-            reason=job.request.reason,
-            code=code,
-            error=error,
-            request_id=job.request.request_id,
-            worker=job.runtime.name,
-            started_at=job.started_at,
-            event_text=texts.failed(job.language, error),
+            FailedRun(
+                origin=job.origin(),
+                code=code,
+                error=error,
+                event=EventRow(texts.failed(job.language, error)),
+            )
         )
     except CompactionError as err:  # unknown session, database down: the event still goes out
         job.fields["record_error"] = err.code

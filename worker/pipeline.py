@@ -29,8 +29,13 @@ from compaction.contract import (
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from service.context import SessionContext
-from store.compactions import plan_compaction
-from store.records import AppliedCompaction, StoredMessage
+from store.records import (
+    AppliedCompaction,
+    EventRow,
+    RunOrigin,
+    StoredMessage,
+    compaction_write,
+)
 from worker import metrics, texts
 from worker.lock import SessionLock
 from worker.runtime import Runtime
@@ -60,6 +65,17 @@ class JobRun:
             "request_id": self.request.request_id,
             "reason": self.request.reason,
         }
+
+    def origin(self) -> RunOrigin:
+        """What the run's record says of the request and the worker, however it ends."""
+        request = self.request
+        return RunOrigin(
+            session_id=request.session_id,
+            reason=request.reason,
+            request_id=request.request_id,
+            worker=self.runtime.name,
+            started_at=self.started_at,
+        )
 
     def finish(self, event: AnyEvent, **fields: Any) -> AnyEvent:
         """Publish the final event, log the run, count it."""
@@ -139,44 +155,21 @@ def write(
     job: JobRun, loaded: Loaded, result: CompactionResult, summarizer: ChannelSummarizer
 ) -> AppliedCompaction:
     """The result and the done row, in one transaction fenced by the version loaded."""
-    runtime, request = job.runtime, job.request
     saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
-    event_text = texts.done(result.language, result.removed_count, saved)
-    event_payload = {
-        "requestId": request.request_id,
-        "removedCount": result.removed_count,
-        "tokensBefore": result.tokens_before,
-        "tokensAfter": result.tokens_after,
-    }
-    version = loaded.context.info.compaction_version
-    if not result.summarized:  # phase 1 alone (removed_count is 0)
-        return runtime.store.apply_pruning(
-            request.session_id,
-            expected_version=version,
-            pruned_ids=result.pruned_ids,
-            reason=request.reason,
-            request_id=request.request_id,
-            language=result.language,
-            tokens_before=result.tokens_before,
-            tokens_after=result.tokens_after,
-            worker=runtime.name,
-            event_text=event_text,
-            event_payload=event_payload,
-        )
-    plan = plan_compaction(
-        loaded.view,
-        result,
-        session_id=request.session_id,
-        expected_version=version,
-        reason=request.reason,
-        request_id=request.request_id,
-        model=summarizer.model,
-        worker=runtime.name,
-        started_at=job.started_at,
-        event_text=event_text,
-        event_payload=event_payload,
+    done = EventRow(
+        texts.done(result.language, result.removed_count, saved),
+        {
+            "requestId": job.request.request_id,
+            "removedCount": result.removed_count,
+            "tokensBefore": result.tokens_before,
+            "tokensAfter": result.tokens_after,
+        },
     )
-    return runtime.store.apply_compaction(plan)
+    version = loaded.context.info.compaction_version
+    plan = compaction_write(
+        loaded.view, result, job.origin(), version, model=summarizer.model, event=done
+    )
+    return job.runtime.store.apply_compaction(plan)
 
 
 def token_update(
@@ -222,7 +215,7 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
     applied = write(job, loaded, result, summarizer)
     done = CompactionDone(
         removed_count=applied.removed_count,
-        summary_message_id=applied.summary_message_id or None,
+        summary_message_id=applied.summary_message_id,
         tokens_before=result.tokens_before,
         tokens_after=result.tokens_after,
         pruned_count=applied.pruned_count,

@@ -16,8 +16,16 @@ from sqlalchemy import Engine, event, text
 from compaction import CompactionConfig, compact
 from compaction.engine import CompactionResult
 from compaction.messages import Message
-from store import AppliedCompaction, CompactionWrite, Store, StoredMessage
-from store.compactions import plan_compaction
+from store import (
+    AppliedCompaction,
+    CompactionWrite,
+    EventRow,
+    FailedRun,
+    RunOrigin,
+    Store,
+    StoredMessage,
+    compaction_write,
+)
 from store.models import Base
 from tests.fakes import FakeSummarizer, conversation
 
@@ -78,15 +86,51 @@ def plan(
     session_id: str,
     config: CompactionConfig = SMALL,
     summarizer: FakeSummarizer | None = None,
-    **fields: Any,
+    *,
+    origin: RunOrigin | None = None,
+    model: str | None = None,
+    event: EventRow | None = None,
 ) -> Planned:
     """Load the compacted view, compact it with the core (manual), and plan the write-back."""
     summarizer = summarizer or FakeSummarizer()
     view = store.load_history(session_id)
     result = compact(messages_of(view), config, summarizer, reason="manual")
     version = store.get_session(session_id).compaction_version
-    write = plan_compaction(view, result, session_id=session_id, expected_version=version, **fields)
+    origin = origin or RunOrigin(session_id=session_id)
+    write = compaction_write(view, result, origin, version, model=model, event=event)
     return Planned(view, result, write, summarizer)
+
+
+#: With pruning_conversation(): an auto request that phase 1 alone brings under the threshold.
+PHASE_ONE = CompactionConfig(context_window=30_000)
+
+
+def phase_one(store: Store, session_id: str, event: EventRow | None = None) -> Planned:
+    """An auto request that pruning alone finished: a write without a summary."""
+    view = store.load_history(session_id)
+    result = compact(messages_of(view), PHASE_ONE, FakeSummarizer(), reason="auto")
+    assert not result.summarized and result.pruned_ids
+    origin = RunOrigin(session_id=session_id, reason="auto")
+    version = store.get_session(session_id).compaction_version
+    return Planned(view, result, compaction_write(view, result, origin, version, event=event))
+
+
+def failed_run(session_id: str) -> FailedRun:
+    """A plain failed auto run: it changes no message."""
+    origin = RunOrigin(session_id=session_id, reason="auto")
+    return FailedRun(origin=origin, code="llm_timeout", error="slow")
+
+
+def record_run(store: Store, session_id: str, before: int | None, after: int | None) -> None:
+    """A succeeded run that changed no message but measured ``before`` and ``after`` tokens
+    (what the anti-loop rule reads)."""
+    write = CompactionWrite(
+        origin=RunOrigin(session_id=session_id, reason="auto"),
+        expected_version=store.get_session(session_id).compaction_version,
+        tokens_before=before,
+        tokens_after=after,
+    )
+    store.apply_compaction(write)
 
 
 def compact_session(
@@ -94,9 +138,12 @@ def compact_session(
     session_id: str,
     config: CompactionConfig = SMALL,
     summarizer: FakeSummarizer | None = None,
-    **fields: Any,
+    *,
+    origin: RunOrigin | None = None,
+    model: str | None = None,
+    event: EventRow | None = None,
 ) -> tuple[Planned, AppliedCompaction]:
-    planned = plan(store, session_id, config, summarizer, **fields)
+    planned = plan(store, session_id, config, summarizer, origin=origin, model=model, event=event)
     return planned, store.apply_compaction(planned.plan)
 
 

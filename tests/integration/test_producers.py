@@ -36,6 +36,7 @@ from service.settings import Settings
 from store import Store, make_engine, make_sessionmaker
 from store.models import Base
 from tests.fakes import conversation
+from tests.integration.helpers import record_run
 from tests.integration.worker_helpers import wait_until
 from tests.llm_server import FakeLLM
 from tests.services import PrivateRedis, RedisNamespace
@@ -121,13 +122,7 @@ def test_suppressed_by_the_anti_loop_rule(ctx: Producers, redis_namespace: Redis
     used = trigger.check_and_enqueue(ctx, session_id).used_tokens
     redis_namespace.clear(ctx.redis)
     for _ in range(2):  # two compactions that saved under 10% each
-        ctx.store.apply_pruning(
-            session_id,
-            expected_version=ctx.store.get_session(session_id).compaction_version,
-            pruned_ids=[],
-            tokens_before=used,
-            tokens_after=used - used // 20,
-        )
+        record_run(ctx.store, session_id, used, used - used // 20)
     result = trigger.check_and_enqueue(ctx, session_id)
     assert result.status == "suppressed" and len(queue(ctx)) == 0
     assert trigger.request_manual(ctx, session_id).status == "enqueued"  # manual still runs

@@ -1,34 +1,32 @@
-"""The store's history (seed §5, §7, §11; DESIGN §5): appending, the two views, compaction
-written back and read again, event rows, persisted pruning, iterative compaction.
+"""The store's history (seed §5, §7, §11; DESIGN §5): the two views, compaction written back
+and read again, event rows, persisted pruning, iterative compaction. Appending is
+test_store_sessions.py.
 
 Every test runs against SQLite and against the real PostgreSQL database (``store`` fixture).
 """
 
 from __future__ import annotations
 
-import itertools
-import threading
-from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from compaction import CompactionConfig, InvalidRequest, Message
-from compaction.errors import DatabaseError, SessionNotFound
+from compaction.errors import DatabaseError
 from compaction.pruning import PLACEHOLDER
-from store import Store, StoredMessage
-from store.history import _COMPILED, _HISTORY_QUERIES, _fetch
+from store import EventRow, Store, StoredMessage
 from store.records import View
 from tests.fakes import conversation
 from tests.integration.helpers import (
     PRUNING,
     compact_session,
+    driver_error,
+    failing,
     messages_of,
     new_session,
     plan,
     pruning_conversation,
-    recorded,
     rows_by_id,
     seed_forty,
 )
@@ -55,81 +53,7 @@ def assert_summaries_follow_what_they_replaced(full: list[StoredMessage]) -> Non
         assert all(s.compacted_at is not None or s.is_event for s in between)
 
 
-# --- appending --------------------------------------------------------------------------
-
-
-def test_append_assigns_consecutive_seq_and_returns_ids_in_order(store: Store) -> None:
-    session_id = store.create_session()
-    first = store.append_messages(session_id, conversation(2))
-    second = store.append_messages(
-        session_id,
-        [{"role": "user", "content": "and now?"}, {"role": "assistant", "content": "done"}],
-    )
-    assert store.append_messages(session_id, []) == []
-
-    ids = first + second
-    assert len(first) == 9 and len(second) == 2
-    assert ids == sorted(ids) and len(set(ids)) == len(ids)
-    full = store.load_history(session_id, "full")
-    assert [s.id for s in full] == ids
-    assert [s.seq for s in full] == list(range(1, 12))
-    assert all(s.seq_minor == 0 for s in full)
-    assert store.get_session(session_id).last_seq == 11
-    assert [s.message.content for s in full[-2:]] == ["and now?", "done"]
-
-
-def test_one_append_is_one_batched_insert(store: Store, engine: Engine) -> None:
-    """Regression: an ORM bulk INSERT leaves NULL columns out and so split a conversation into
-    one INSERT per run of rows with the same NULL columns (user / assistant-with-calls / tool
-    alternate), splicing the RETURNING results quadratically: 10,001 messages took ~10 s."""
-    session_id = store.create_session()
-    messages = conversation(250)
-    with recorded(engine) as statements:
-        ids = store.append_messages(session_id, messages)
-    assert len(ids) == len(messages) == 1_001
-    inserts = [s for s in statements if s.is_insert_into("message")]
-    # One statement shape for every row (SQLite, whose RETURNING cannot be batched in
-    # parameter order, may run it row by row; PostgreSQL batches it).
-    assert len({s.normalized.partition(")")[0] for s in inserts}) == 1  # one column list
-    if engine.dialect.name == "postgresql":
-        assert len(inserts) <= 5
-
-
-def test_concurrent_appends_get_distinct_consecutive_seqs(store: Store) -> None:
-    session_id = store.create_session()
-    barrier = threading.Barrier(4)
-    results: dict[int, list[int]] = {}
-    errors: list[BaseException] = []
-
-    def append(writer: int) -> None:
-        barrier.wait(timeout=10)
-        try:
-            results[writer] = store.append_messages(
-                session_id, conversation(5, system=False, first_turn=writer * 10)
-            )
-        except BaseException as err:  # reported below
-            errors.append(err)
-
-    threads = [threading.Thread(target=append, args=(w,)) for w in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors and len(results) == 4
-    full = store.load_history(session_id, "full")
-    assert [s.seq for s in full] == list(range(1, 81))
-    seq_of = {s.id: s.seq for s in full}
-    for ids in results.values():
-        seqs = [seq_of[i] for i in ids]
-        assert seqs == list(range(seqs[0], seqs[0] + 20))  # one block per call, in order
-
-
-def test_sessions_number_their_rows_independently(store: Store) -> None:
-    a, _ = new_session(store, conversation(1))
-    b, _ = new_session(store, conversation(2))
-    store.append_messages(a, conversation(1, system=False, first_turn=1))
-    assert [s.seq for s in store.load_history(a)] == list(range(1, 10))
-    assert [s.seq for s in store.load_history(b)] == list(range(1, 10))
+# --- the two views ---------------------------------------------------------------------
 
 
 def test_both_views_give_back_what_was_appended(store: Store) -> None:
@@ -151,27 +75,6 @@ def test_unknown_view_is_refused(store: Store) -> None:
     assert err.value.code == "invalid_request"
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda s: s.load_history("no-such-session"),
-        lambda s: s.load_history("no-such-session", "full"),
-        lambda s: s.latest_summary("no-such-session"),
-        lambda s: s.get_session("no-such-session"),
-        lambda s: s.append_messages("no-such-session", [{"role": "user", "content": "hi"}]),
-        lambda s: s.append_event("no-such-session", "start", "Compacting"),
-    ],
-    ids=["compacted", "full", "latest_summary", "get_session", "append", "append_event"],
-)
-def test_unknown_session_is_session_not_found(
-    store: Store, call: Callable[[Store], object]
-) -> None:
-    with pytest.raises(SessionNotFound) as err:
-        call(store)
-    assert err.value.code == "session_not_found"
-    assert not store.session_exists("no-such-session")
-
-
 # --- seed §11: 40 messages, one compaction -------------------------------------------------
 
 
@@ -179,7 +82,7 @@ def test_seed_forty_messages_compaction_marks_exactly_the_middle(store: Store) -
     messages = seed_forty()
     session_id, ids = new_session(store, messages)
     assert len(ids) == 40
-    planned, applied = compact_session(store, session_id, reason="manual")
+    planned, applied = compact_session(store, session_id)
     result = planned.result
     middle = set(result.compressed_ids)
 
@@ -228,9 +131,10 @@ def test_event_rows_show_in_the_full_view_only(store: Store) -> None:
     start_event = store.append_event(session_id, "start", "Compacting…", {"requestId": "r1"})
     ids += store.append_messages(session_id, second)
     planned, applied = compact_session(
-        store, session_id, event_text="Context compacted", event_payload={"requestId": "r1"}
+        store, session_id, event=EventRow("Context compacted", {"requestId": "r1"})
     )
-    first_seq, last_seq = planned.plan.first_seq, planned.plan.last_seq
+    assert planned.plan.summary is not None
+    first_seq, last_seq = planned.plan.summary.first_seq, planned.plan.summary.last_seq
     full = store.load_history(session_id, "full")
     events = [s for s in full if s.is_event]
     assert [e.message.content for e in events] == ["Compacting…", "Context compacted"]
@@ -385,35 +289,18 @@ def test_incremental_reads_return_only_later_rows(store: Store, view: View) -> N
     assert store.load_history(session_id, view, after_seq=whole[-1].seq) == []
 
 
-# --- rows straight from the driver (PostgreSQL) ---------------------------------------------
+# --- a driver error ----------------------------------------------------------------------
 
 
-def test_history_rows_from_the_driver_match_sqlalchemy_rows(store: Store, engine: Engine) -> None:
-    # On PostgreSQL the history queries skip SQLAlchemy's result rows: the values must be the
-    # very ones SQLAlchemy gives (JSON decoded, aware datetimes, booleans).
-    session_id, _ = new_session(store, pruning_conversation())
-    compact_session(store, session_id, PRUNING, event_text="Context compacted")
-    store.append_event(session_id, "start", "Compacting…", {"requestId": "r1"})
-    params = {"session_id": session_id, "after_seq": 3}
-    for compacted, incremental in itertools.product((True, False), repeat=2):
-        with engine.connect() as conn:
-            direct = _fetch(conn, compacted, incremental, params)
-            reference = conn.execute(_HISTORY_QUERIES[compacted, incremental], params).all()
-        assert [tuple(r) for r in direct] == [tuple(r) for r in reference]
-        assert direct
-
-
-def test_a_driver_error_on_the_direct_path_is_db_error(
-    store: Store, engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_driver_error_while_loading_is_db_error_unchained(store: Store, engine: Engine) -> None:
     session_id, _ = new_session(store, conversation(2))
-    broken = text("SELECT * FROM no_such_table WHERE 'secret-value' = :session_id")
-    monkeypatch.setitem(_COMPILED, (True, False, engine.dialect.name), broken.compile(engine))
-    if engine.dialect.driver != "psycopg":  # SQLite goes through SQLAlchemy, never this SQL
-        assert len(store.load_history(session_id)) == len(conversation(2))
-        return
-    with pytest.raises(DatabaseError) as err:
+    with (
+        failing(
+            engine, lambda s: s.normalized.startswith("select"), error=lambda: driver_error(engine)
+        ),
+        pytest.raises(DatabaseError) as err,
+    ):
         store.load_history(session_id)
     assert err.value.code == "db_error"
+    assert str(err.value) == "database error: injected failure"  # no statement, no values
     assert err.value.__cause__ is None and err.value.__suppress_context__
-    assert "secret-value" not in str(err.value)

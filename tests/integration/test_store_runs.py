@@ -1,25 +1,31 @@
 """Compaction runs read and undone (store/runs.py; seed §11, DESIGN §5): ``restore`` gives
-back the view from before, in order, and fences older plans; the run list.
+back the view from before, in order, and fences older plans; the run list; the last runs'
+token counts that the anti-loop rule reads.
 
 Every test runs against SQLite and against the real PostgreSQL database (``store`` fixture).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sqlalchemy import Engine
 
 from compaction import InvalidRequest
 from compaction.errors import LockLost
-from store import Store
+from store import EventRow, FailedRun, RunOrigin, Store
 from tests.fakes import FakeSummarizer, conversation
 from tests.integration.helpers import (
     PRUNING,
     compact_session,
+    failed_run,
     messages_of,
     new_session,
     plan,
     pruning_conversation,
+    record_run,
+    recorded,
     seed_forty,
     snapshot,
 )
@@ -31,7 +37,7 @@ def test_restore_gives_back_the_view_before_the_compaction(store: Store) -> None
     session_id, _ = new_session(store, pruning_conversation())
     before = messages_of(store.load_history(session_id))
     full_before = messages_of(store.load_history(session_id, "full"))
-    planned, applied = compact_session(store, session_id, PRUNING, event_text="Compacted")
+    planned, applied = compact_session(store, session_id, PRUNING, event=EventRow("Compacted"))
     assert applied.pruned_count > 0 and applied.removed_count > 0
 
     record = store.restore(applied.run_id)
@@ -93,7 +99,9 @@ def test_restore_twice_or_a_run_that_did_not_succeed_is_refused(
     store: Store, engine: Engine
 ) -> None:
     session_id, _ = new_session(store, seed_forty())
-    failed = store.record_failed_run(session_id, reason="auto", code="llm_error", error="boom")
+    failed = store.record_failed_run(
+        FailedRun(origin=RunOrigin(session_id=session_id), code="llm_error", error="boom")
+    )
     _, applied = compact_session(store, session_id)
     store.restore(applied.run_id)
     snap = snapshot(engine)
@@ -128,28 +136,24 @@ def test_runs_lists_every_run_in_order_with_its_fields(store: Store) -> None:
     session_id, _ = new_session(store, seed_forty())
     other, _ = new_session(store, seed_forty())
     failed = store.record_failed_run(
-        session_id,
-        reason="auto",
-        code="llm_timeout",
-        error="timed out",
-        request_id="r1",
-        tokens_before=999,
-        model="aux",
-        worker="w1",
-        durations={"summarize": 30.0},
+        FailedRun(
+            origin=RunOrigin(session_id=session_id, reason="auto", request_id="r1", worker="w1"),
+            code="llm_timeout",
+            error="timed out",
+            tokens_before=999,
+            model="aux",
+            durations={"summarize": 30.0},
+        )
     )
-    skipped = store.record_failed_run(
-        session_id, reason="manual", code="lock_held", error="busy", status="skipped"
-    )
-    store.record_failed_run(other, reason="auto", code="llm_error", error="elsewhere")
+    busy = FailedRun(origin=RunOrigin(session_id=session_id), code="lock_held", error="busy")
+    skipped = store.record_failed_run(replace(busy, status="skipped"))
+    store.record_failed_run(failed_run(other))
     planned, applied = compact_session(
         store,
         session_id,
         summarizer=FakeSummarizer(usage=(1_000, 200)),
-        reason="manual",
-        request_id="r3",
+        origin=RunOrigin(session_id=session_id, reason="manual", request_id="r3", worker="w2"),
         model="aux",
-        worker="w2",
     )
 
     runs = store.runs(session_id)
@@ -188,3 +192,37 @@ def test_runs_lists_every_run_in_order_with_its_fields(store: Store) -> None:
     assert store.runs(session_id)[-1].status == "restored"
     assert [r.status for r in store.runs(other)] == ["failed"]
     assert store.compaction_counts([session_id, other]) == {}
+
+
+# --- what the anti-loop rule reads --------------------------------------------------------
+
+
+def test_recent_run_tokens_are_the_last_succeeded_measured_runs_oldest_first(
+    store: Store, engine: Engine
+) -> None:
+    session_id, _ = new_session(store, seed_forty())
+    other, _ = new_session(store, seed_forty())
+    assert store.recent_run_tokens(session_id) == []
+    _, undone = compact_session(store, session_id)
+    store.restore(undone.run_id)  # restored: no longer counts
+    record_run(store, session_id, 1_000, 900)
+    failed = FailedRun(origin=RunOrigin(session_id=session_id), code="x", error="y")
+    store.record_failed_run(replace(failed, tokens_before=5_000))
+    record_run(store, session_id, 2_000, 1_500)
+    record_run(store, session_id, None, 1_000)  # not measured
+    record_run(store, session_id, 0, 0)
+    record_run(store, session_id, 3_000, 0)
+    record_run(store, other, 7_000, 6_900)
+
+    with recorded(engine) as statements:
+        assert store.recent_run_tokens(session_id) == [(2_000, 1_500), (3_000, 0)]
+    (select,) = [s for s in statements if s.normalized.startswith("select")]
+    assert " limit " in select.normalized  # the database returns those rows only
+    assert store.recent_run_tokens(session_id, limit=3) == [
+        (1_000, 900),
+        (2_000, 1_500),
+        (3_000, 0),
+    ]
+    assert store.recent_run_tokens(session_id, limit=1) == [(3_000, 0)]
+    assert store.recent_run_tokens(other, limit=5) == [(7_000, 6_900)]
+    assert store.recent_run_tokens("no-such-session") == []

@@ -16,6 +16,7 @@ from compaction.contract import (
 )
 from compaction.pruning import PLACEHOLDER
 from tests.fakes import conversation
+from tests.integration.helpers import record_run
 from tests.integration.worker_helpers import (
     SQLITE_ONLY,
     Harness,
@@ -81,14 +82,7 @@ def _weak_runs(h: Harness, runtime: Runtime, session_id: str, count: int = 2) ->
     """Record ``count`` succeeded runs that each saved ~1%, ending at today's size."""
     now = estimate_view(runtime, h.state(session_id))
     for _ in range(count):
-        version = h.store.get_session(session_id).compaction_version
-        h.store.apply_pruning(
-            session_id,
-            expected_version=version,
-            pruned_ids=[],
-            tokens_before=now + now // 100,
-            tokens_after=now,
-        )
+        record_run(h.store, session_id, now + now // 100, now)
     return now
 
 
