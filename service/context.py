@@ -105,13 +105,9 @@ class SessionContexts:
         return resolve_context(self.settings, info, agent, model=model, window=window)
 
     def suppressed(self, session_id: str, tokens: int) -> bool:
-        """The anti-loop rule on the session's latest succeeded compactions."""
-        recent = [
-            (r.tokens_before, r.tokens_after)
-            for r in self.store.runs(session_id)
-            if r.status == "succeeded" and r.tokens_before and r.tokens_after is not None
-        ]
-        return antiloop.suppressed(recent, tokens)
+        """The anti-loop rule on the session's latest succeeded compactions (two rows read,
+        however long the session's history of runs)."""
+        return antiloop.suppressed(self.store.recent_run_tokens(session_id), tokens)
 
     def _agent(self, agent_id: str) -> AgentSettings | None:
         return self.store.get_agent(agent_id)
