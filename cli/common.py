@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,5 +35,7 @@ def open_producers(settings: Settings | None = None) -> Producers:
     return Producers.from_settings(settings)
 
 
-def print_json(data: Any, out: TextIO = sys.stdout) -> None:
+def print_json(data: Any, out: TextIO | None = None) -> None:
+    """``out=None`` is ``print``'s own default: ``sys.stdout`` as it is when called (the commands
+    default to it too, so a caller that redirects ``sys.stdout`` gets their output)."""
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str), file=out)

@@ -27,7 +27,7 @@ def register(commands: Any) -> None:
     restore.set_defaults(run=run_restore)
 
 
-def run_compact(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
     ctx = open_producers()
     queued = trigger.request_manual(
         ctx, args.session, focus=args.focus, context_window=args.context_window
@@ -51,7 +51,7 @@ def run_compact(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0 if event.type == "compaction_done" else 1
 
 
-def run_restore(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_restore(args: argparse.Namespace, out: TextIO | None = None) -> int:
     run = open_store().restore(args.run_id)
     if args.json:
         print_json(

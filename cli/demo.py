@@ -54,7 +54,7 @@ def register(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _services(settings: Settings, out: TextIO) -> tuple[Settings, redis.Redis]:
+def _services(settings: Settings, out: TextIO | None) -> tuple[Settings, redis.Redis]:
     overrides: dict[str, Any] = {"context_window": settings.context_window}
     if "COMPACTION_DATABASE_URL" not in os.environ:
         folder = Path(tempfile.mkdtemp(prefix="compaction-demo-"))
@@ -79,7 +79,7 @@ def _summarizer_line(store: Store) -> tuple[str, bool]:
     return f"auxiliary channel {channel.name!r} ({channel.provider} {channel.model})", False
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print("[1/5] services", file=out)
     settings, client = _services(Settings(context_window=args.context_window), out)
     store = Store(make_sessionmaker(settings.database_url))
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace, store: Store, out: TextIO) -> tuple[str, int]:
+def _import(args: argparse.Namespace, store: Store, out: TextIO | None) -> tuple[str, int]:
     """The transcript as a new session; its id and how many messages it holds."""
     if args.transcript:
         name, messages = args.transcript.name, read_transcript(args.transcript)
@@ -125,7 +125,7 @@ def _import(args: argparse.Namespace, store: Store, out: TextIO) -> tuple[str, i
 
 
 def _compact(
-    settings: Settings, store: Store, client: redis.Redis, session_id: str, out: TextIO
+    settings: Settings, store: Store, client: redis.Redis, session_id: str, out: TextIO | None
 ) -> list[AnyEvent]:
     """``/compact`` through the queue and an in-process worker; the events it published."""
     ctx = Producers(settings=settings, store=store, redis=client)
@@ -153,7 +153,7 @@ def _report(
     count_before: int,
     final: CompactionDone,
     seconds: float,
-    out: TextIO,
+    out: TextIO | None,
 ) -> None:
     after = store.load_history(session_id)
     run_record = store.runs(session_id)[-1]
@@ -192,7 +192,7 @@ def _table(
     done: CompactionDone,
     seconds: float,
     phases: dict[str, float],
-    out: TextIO,
+    out: TextIO | None,
 ) -> None:
     ratio = done.tokens_after / done.tokens_before if done.tokens_before else 1.0
     print(f"{'':28}{'before':>10}{'after':>10}", file=out)

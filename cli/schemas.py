@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,7 +21,7 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, schema in json_schemas().items():
         (args.out / name).write_text(render(schema), encoding="utf-8")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -66,7 +65,7 @@ def _open_turn(view: Sequence[StoredMessage]) -> list[Message]:
     return []
 
 
-def run_import(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     messages = read_transcript(args.file)
     store = open_store()
     session_id = args.session
@@ -85,7 +84,7 @@ def run_import(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def run_export(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
     view = open_store().load_history(args.session, args.view)
     print_json(to_openai(s.message for s in view), out)
     return 0
@@ -110,7 +109,7 @@ def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:
     ]
 
 
-def run_history(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
     view = open_store().load_history(args.session, args.view)
     if args.json:
         print_json(history_rows(view), out)
@@ -181,7 +180,7 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
     }
 
 
-def run_stats(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_stats(args: argparse.Namespace, out: TextIO | None = None) -> int:
     stats = session_stats(open_producers(), args.session)
     if args.json:
         print_json(stats, out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, TextIO
 
 from cli.common import open_store, print_json
@@ -86,7 +85,7 @@ def channel_row(channel: ChannelConfig, default_id: int | None) -> dict[str, Any
     }
 
 
-def run_channel_add(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_channel_add(args: argparse.Namespace, out: TextIO | None = None) -> int:
     store = open_store()
     channel = store.add_channel(
         args.name,
@@ -111,7 +110,7 @@ def run_channel_add(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def run_channel_list(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_channel_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     store = open_store()
     default_id = store.default_channel_id()
     rows = [channel_row(c, default_id) for c in store.list_channels()]
@@ -141,7 +140,7 @@ def _agent_row(settings: Any) -> dict[str, Any]:
     }
 
 
-def run_agent_set(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = open_store().set_agent(
         args.agent,
         threshold_percent=args.threshold,
@@ -156,7 +155,7 @@ def run_agent_set(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def run_agent_show(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_agent_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = open_store().get_agent(args.agent)
     if settings is None:
         raise InvalidRequest(f"agent {args.agent!r} not found")
@@ -164,7 +163,7 @@ def run_agent_show(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def _print_agent(row: dict[str, Any], as_json: bool, out: TextIO) -> None:
+def _print_agent(row: dict[str, Any], as_json: bool, out: TextIO | None) -> None:
     if as_json:
         print_json(row, out)
         return

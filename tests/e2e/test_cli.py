@@ -9,14 +9,10 @@ smoke test runs the installed ``compaction`` script itself.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
-import pkgutil
 import subprocess
-import sys
 from collections.abc import Iterator
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -65,38 +61,6 @@ def worker(
     stop(process, timeout=20)
 
 
-POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-
-class CallTimeStdout:
-    """Writes to whatever ``sys.stdout`` is when written to (``capsys``'s during a test)."""
-
-    def write(self, text: str) -> int:
-        return sys.stdout.write(text)
-
-    def flush(self) -> None:
-        sys.stdout.flush()
-
-
-def point_outputs_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The commands take ``out: TextIO = sys.stdout``, a default bound when ``cli`` was first
-    imported (pytest's stream of that moment). Until they look ``sys.stdout`` up when called,
-    every such default writes through ``CallTimeStdout``."""
-    for info in pkgutil.iter_modules(cli_package.__path__):
-        module = import_module(f"cli.{info.name}")
-        for function in vars(module).values():
-            if not inspect.isfunction(function) or not function.__defaults__:
-                continue
-            parameters = inspect.signature(function).parameters.values()
-            names = [p.name for p in parameters if p.kind in POSITIONAL]
-            names = names[-len(function.__defaults__) :]
-            defaults = tuple(
-                CallTimeStdout() if name == "out" else value
-                for name, value in zip(names, function.__defaults__, strict=True)
-            )
-            monkeypatch.setattr(function, "__defaults__", defaults)
-
-
 @pytest.fixture
 def cli(
     settings: dict[str, str],
@@ -113,7 +77,6 @@ def cli(
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
-    point_outputs_at_call_time(monkeypatch)
 
     def run(*args: str, ok: bool = True) -> Result:
         status = cli_package.main(list(args))
