@@ -8,7 +8,6 @@ and, on the shared Redis, a key prefix and a queue name of its own (``RedisNames
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import socket
 import subprocess
@@ -22,10 +21,9 @@ from typing import Any
 import psycopg
 import pytest
 import redis
-from rq import Queue
-from rq.job import Job
-from rq.registry import BaseRegistry
-from rq.serializers import JSONSerializer
+
+from benchmarks.namespace import RedisNamespace as Namespace
+from benchmarks.namespace import scoped
 
 REDIS_URL = os.environ.get("COMPACTION_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -115,82 +113,26 @@ class PrivateRedis:
 
 
 @dataclass(frozen=True)
-class RedisNamespace:
-    """A random key prefix and queue name on a Redis server: what the service writes under them
-    is this namespace's alone, so concurrent test runs never see each other's keys. ``clear``
-    deletes only those keys (never ``FLUSHDB``: the Redis is shared)."""
+class RedisNamespace(Namespace):
+    """A namespace on the suite's Redis (``benchmarks/namespace.py``): a random key prefix and
+    queue name, so concurrent test runs never see each other's keys; an unreachable Redis fails
+    the test with the command that starts it."""
 
-    prefix: str
-    queue: str
     url: str = REDIS_URL
 
-    @classmethod
-    def fresh(cls, url: str = REDIS_URL) -> RedisNamespace:
-        tag = f"test-{uuid.uuid4().hex[:12]}"
-        return cls(prefix=tag, queue=tag, url=url)
-
-    def on(self, url: str) -> RedisNamespace:
-        """The same names on another server (a ``PrivateRedis``)."""
-        return dataclasses.replace(self, url=url)
-
-    def settings(self) -> dict[str, Any]:
-        """``Settings`` overrides that point the service at this namespace."""
-        return {"redis_url": self.url, "channel_prefix": self.prefix, "queue_name": self.queue}
-
-    def env(self) -> dict[str, str]:
-        """The same, as the environment of a worker, ingress or command-line process."""
-        return {
-            "COMPACTION_REDIS_URL": self.url,
-            "COMPACTION_CHANNEL_PREFIX": self.prefix,
-            "COMPACTION_QUEUE_NAME": self.queue,
-        }
-
     def client(self, **options: Any) -> redis.Redis:
-        client = redis.Redis.from_url(self.url, **options)
         try:
-            client.ping()
+            return super().client(**options)
         except redis.ConnectionError as err:
             pytest.fail(
                 f"Redis is not reachable at {self.url} ({err}); start it: redis-server",
                 pytrace=False,
             )
-        return client
-
-    def clear(self, client: redis.Redis) -> None:
-        """Delete the prefix's keys and the queue's RQ keys: its jobs (RQ deletes a job's
-        results and executions with it), the workers that listened to it, then every RQ key
-        that names the queue (the queue, its registries, their bookkeeping)."""
-        queue = Queue(self.queue, connection=client, serializer=JSONSerializer)
-        registries: list[BaseRegistry] = [
-            queue.started_job_registry,
-            queue.finished_job_registry,
-            queue.failed_job_registry,
-            queue.deferred_job_registry,
-            queue.scheduled_job_registry,
-            queue.canceled_job_registry,
-        ]
-        ids = {*queue.get_job_ids(), *(i for r in registries for i in r.get_job_ids())}
-        for job in Job.fetch_many(sorted(ids), connection=client, serializer=JSONSerializer):
-            if job is not None:
-                job.delete()
-        workers = [w.decode() for w in client.smembers(f"rq:workers:{self.queue}")]  # type: ignore[union-attr]
-        if workers:
-            client.srem("rq:workers", *workers)
-        client.srem("rq:queues", f"rq:queue:{self.queue}")
-        doomed = [*workers]
-        for pattern in (f"{self.prefix}:*", f"rq:*{self.queue}*"):
-            doomed += client.scan_iter(match=pattern, count=1_000)
-        if doomed:
-            client.delete(*doomed)
 
 
 @contextmanager
 def fresh_namespace(url: str = REDIS_URL) -> Iterator[RedisNamespace]:
     """A new namespace on the Redis at ``url``, cleared when the block ends."""
     namespace = RedisNamespace.fresh(url)
-    client = namespace.client()
-    try:
+    with scoped(namespace):
         yield namespace
-    finally:
-        namespace.clear(client)
-        client.close()
