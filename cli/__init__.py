@@ -1,4 +1,4 @@
-"""The ``compaction`` command (DESIGN §8): one module per group of subcommands.
+"""The ``compaction`` command (docs/architecture.md, "Layers"): one module per group of subcommands.
 
 Every subcommand exits 0 on success; a failure prints one line on stderr,
 ``compaction: error [code]: message``, and exits 1.

@@ -1,4 +1,5 @@
-"""``compaction ingress``: reads ``compaction:requests`` (DESIGN §6) and enqueues the jobs."""
+"""``compaction ingress``: reads ``compaction:requests`` (docs/architecture.md, "The job") and
+enqueues the jobs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``compaction schemas``: write the JSON Schema of the job and of every event (DESIGN §6), for
-gateways in other languages."""
+"""``compaction schemas``: write the JSON Schema of the job and of every event
+(docs/architecture.md, "Events"), for gateways in other languages."""
 
 from __future__ import annotations
 

@@ -146,7 +146,7 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         m = stored.message
         tokens = estimate_tokens(m, estimate)
         by_role[m.role] = by_role.get(m.role, 0) + tokens
-        # The second seed's split: what was said versus the ReAct loop (calls and results).
+        # The context-stats split: what was said versus the ReAct loop (calls and results).
         loop = m.role == "tool" or bool(m.tool_calls)
         segments["tool_loop" if loop else "conversation"] += tokens
     used = sum(by_role.values())

@@ -1,4 +1,5 @@
-"""The pure compaction core: no Redis, no SQL, no network (DESIGN §2–§4)."""
+"""The pure compaction core: no Redis, no SQL, no network (docs/architecture.md, "Layers", "The
+algorithm")."""
 
 from compaction.config import CompactionConfig
 from compaction.engine import CompactionResult, Summarizer, SummaryRequest, compact

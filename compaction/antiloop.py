@@ -1,5 +1,6 @@
-"""Anti-loop (DESIGN §4): a session whose last two compactions each saved under 10% is not
-auto-compacted again until it grows by 10% over what the last one left. Manual requests run."""
+"""Anti-loop (docs/architecture.md, "The algorithm"): a session whose last two compactions each
+saved under 10% is not auto-compacted again until it grows by 10% over what the last one left.
+Manual requests run."""
 
 from __future__ import annotations
 

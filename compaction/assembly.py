@@ -1,4 +1,5 @@
-"""Phase 4: ``[...head, summary, ...tail]`` with orphans repaired (seed §3, phase 4).
+"""Phase 4: ``[...head, summary, ...tail]`` with orphans repaired (docs/architecture.md, "The
+algorithm", phase 4).
 
 A tool result whose call is gone is dropped; a call whose result is gone gets a placeholder
 result, placed after the results it still has, so the list is valid for both providers.

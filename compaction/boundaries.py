@@ -1,4 +1,5 @@
-"""Phase 2: where the compressed middle starts and ends (seed §3, phase 2; DESIGN §4).
+"""Phase 2: where the compressed middle starts and ends (docs/architecture.md, "The algorithm",
+phase 2).
 
 The head is ``protect_first_n`` messages (at least the leading system messages), moved forward
 past tool results so that a call in the

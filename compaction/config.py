@@ -1,4 +1,4 @@
-"""Every parameter of the algorithm (seed §3 "关键参数", DESIGN §4), validated once.
+"""Every parameter of the algorithm (docs/architecture.md, "The algorithm"), validated once.
 
 The service builds one from its settings (``COMPACTION_*`` variables) and an agent's
 overrides; the core only ever reads it.
@@ -81,7 +81,8 @@ class CompactionConfig(CompactionParameters):
         return round(self.threshold_tokens * self.tail_token_budget_ratio)
 
     def summary_budget(self, compressed_tokens: int) -> int:
-        """``max(min, min(compressed x ratio, max))`` (seed §3, phase 3)."""
+        """``max(min, min(compressed x ratio, max))`` (docs/architecture.md, "The algorithm", phase
+        3)."""
         return max(
             self.summary_min_tokens,
             min(int(compressed_tokens * self.summary_ratio), self.summary_max_tokens),

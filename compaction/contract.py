@@ -1,4 +1,5 @@
-"""The wire contract (seed §6, DESIGN §6): the job payload and every event, as pydantic models.
+"""The wire contract (docs/architecture.md, "Events"): the job payload and every event, as pydantic
+models.
 
 Field names are snake_case in Python and camelCase on the wire (``to_wire()``); every message
 carries ``"v": 1``. ``json_schemas()`` gives the JSON Schema of each, exported to ``schemas/`` so

@@ -88,19 +88,21 @@ class NothingToCompact(CompactionError):
 
 
 class MessageTooLarge(CompactionError):
-    """One message that must be kept is alone larger than the threshold (seed §10)."""
+    """One message that must be kept is alone larger than the threshold (docs/architecture.md,
+    "Error codes")."""
 
     code = "message_too_large"
 
 
 class SystemPromptTooLarge(CompactionError):
-    """The system prompt alone reaches the threshold (seed §10)."""
+    """The system prompt alone reaches the threshold (docs/architecture.md, "Error codes")."""
 
     code = "system_prompt_too_large"
 
 
 class SummaryTooShort(CompactionError):
-    """The auxiliary model returned an empty or too short summary (seed §9)."""
+    """The auxiliary model returned an empty or too short summary (docs/architecture.md, "Error
+    codes")."""
 
     code = "summary_too_short"
 
@@ -120,7 +122,8 @@ class DatabaseError(CompactionError):
 
 
 class NoAuxiliaryModel(CompactionError):
-    """No auxiliary channel: not on the agent, no system default (seed §4.1)."""
+    """No auxiliary channel: not on the agent, no system default (docs/architecture.md,
+    "Settings")."""
 
     code = "no_auxiliary_model"
 

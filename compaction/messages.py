@@ -29,8 +29,8 @@ _DICT_ROLES: dict[str, Role] = {
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 _IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 
-#: Every summary message starts with this marker (seed §3, phase 3); it is how a summary is
-#: recognised in a list that came back from storage or from a gateway.
+#: Every summary message starts with this marker (docs/architecture.md, "The algorithm", phase 3);
+#: it is how a summary is recognised in a list that came back from storage or from a gateway.
 SUMMARY_MARKER = "[CONTEXT COMPACTION]"
 
 

@@ -1,4 +1,4 @@
-"""A deterministic summarizer that needs no LLM (DESIGN §4).
+"""A deterministic summarizer that needs no LLM (docs/architecture.md, "The algorithm").
 
 It fills the seed's headings with lines taken from the turns themselves: the first user goal,
 user constraints, commands run, files touched, errors, the last open ask. It serves the demo

@@ -1,5 +1,6 @@
-"""Summary prompts (seed §3 "摘要 Prompt 模板"): first-time and update templates in Chinese (the
-seed's text) and English, the quoting rule, and the ``/compact <focus>`` addition."""
+"""Summary prompts (docs/architecture.md, "The algorithm"): first-time and update templates in
+Chinese (the specification's text) and English, the quoting rule, and the ``/compact <focus>``
+addition."""
 
 from __future__ import annotations
 
@@ -170,7 +171,7 @@ _FOCUS = {
     "en": "\n\nThe user asked this summary to focus on: {focus}",
 }
 
-#: The fixed opening of every summary message (seed §3, phase 3).
+#: The fixed opening of every summary message (docs/architecture.md, "The algorithm", phase 3).
 _PREFIX = {
     "zh": f"{SUMMARY_MARKER} 此前若干轮对话已被压缩以节省上下文空间。以下是交接摘要，"
     "请据此继续工作；原始消息仍保存在数据库中。",

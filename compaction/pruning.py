@@ -1,4 +1,4 @@
-"""Phase 1: clear old tool outputs (seed §3, phase 1), at no LLM cost.
+"""Phase 1: clear old tool outputs (docs/architecture.md, "The algorithm", phase 1), at no LLM cost.
 
 Walking from the end, once the running total passes the tail budget, every earlier tool result
 longer than ``prune_min_chars`` gets a placeholder. The original is kept on the message

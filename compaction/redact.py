@@ -1,5 +1,5 @@
-"""Secret redaction (DESIGN §4): applied to every text before it reaches the auxiliary model,
-and again to what the model writes back.
+"""Secret redaction (docs/architecture.md, "The algorithm"): applied to every text before it reaches
+the auxiliary model, and again to what the model writes back.
 
 Every rule starts with a literal (a key prefix, a keyword in its usual casings), and runs only on
 a text that contains that literal: the substring test is C-speed and a literal-led regex lets the

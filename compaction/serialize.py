@@ -1,4 +1,4 @@
-"""How the middle is shown to the summarizer (seed §3, phase 3).
+"""How the middle is shown to the summarizer (docs/architecture.md, "The algorithm", phase 3).
 
 Each message becomes ``[ROLE] content``; a long content keeps its head and tail (4000 + 1500
 characters by default). The summarizer reads the original contents, never phase 1's

@@ -1,4 +1,4 @@
-"""Token estimation (seed §3 "Token 估算", second seed's CJK rule, DESIGN §4).
+"""Token estimation (docs/architecture.md, "The algorithm").
 
 Two estimators, chosen by setting:
 

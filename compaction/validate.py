@@ -1,4 +1,5 @@
-"""Provider rules a message list must satisfy to be sent (DESIGN §4, phase 4).
+"""Provider rules a message list must satisfy to be sent (docs/architecture.md, "The algorithm",
+phase 4).
 
 OpenAI: every tool result follows the assistant message whose call it answers (only other
 results in between), every call is answered before the next non-tool message, call ids unique.

@@ -1,6 +1,7 @@
-"""What a gateway calls (DESIGN §3): the threshold check, ``/compact``, waiting for a running
-compaction, ``token_update`` and the event relay. Each function uses the ``Producers`` given to
-``configure()`` (or one built from the settings); ``producers.aio`` has the asyncio twins."""
+"""What a gateway calls (docs/architecture.md, "Layers"): the threshold check, ``/compact``, waiting
+for a running compaction, ``token_update`` and the event relay. Each function uses the ``Producers``
+given to ``configure()`` (or one built from the settings); ``producers.aio`` has the asyncio
+twins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Slash commands typed in the chat box (seed §8.2): ``/compact`` and ``/compact <focus>``."""
+"""Slash commands typed in the chat box (docs/architecture.md, "Events"): ``/compact`` and
+``/compact <focus>``."""
 
 from __future__ import annotations
 

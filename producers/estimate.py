@@ -1,5 +1,5 @@
-"""Incremental token estimates for the threshold check (second seed: called before every model
-call, so an unchanged session must cost almost nothing).
+"""Incremental token estimates for the threshold check: it runs before every model call, so an
+unchanged session must cost almost nothing (docs/architecture.md, "Settings").
 
 Two ways in: the gateway passes the messages it is about to send (the estimate reuses the
 longest prefix of the same message objects it saw last time), or it lets the store be read

@@ -1,4 +1,4 @@
-"""``token_update`` (seed §6): the figures behind the UI's context bar."""
+"""``token_update`` (docs/architecture.md, "Events"): the figures behind the UI's context bar."""
 
 from __future__ import annotations
 

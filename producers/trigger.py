@@ -1,4 +1,5 @@
-"""The threshold check before each model call (seed §2.1) and the manual request (seed §2.2)."""
+"""The threshold check before each model call and the manual request (docs/architecture.md,
+"The job")."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def request_manual(
     focus: str | None = None,
     context_window: int | None = None,
 ) -> EnqueueResult:
-    """``/compact``: always runs the whole pipeline, whatever the size (seed §2.2)."""
+    """``/compact``: always runs the whole pipeline, whatever the size (docs/architecture.md, "The
+    job")."""
     ctx.store.get_session(session_id)  # session_not_found before anything is queued
     with as_invalid_request("compaction request"):  # a focus over 2000 characters, a window...
         request = CompactionRequested(

@@ -1,4 +1,4 @@
-"""Holding the user's next message while a compaction runs (seed §9)."""
+"""Holding the user's next message while a compaction runs (docs/architecture.md, "Events")."""
 
 from __future__ import annotations
 

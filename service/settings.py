@@ -1,6 +1,6 @@
-"""Service settings (DESIGN §8): environment variables prefixed ``COMPACTION_`` and ``.env``;
-unknown keys are ignored. Every algorithm parameter of ``CompactionConfig`` is a setting too.
-"""
+"""Service settings (docs/architecture.md, "Settings"): environment variables prefixed
+``COMPACTION_`` and ``.env``; unknown keys are ignored. Every algorithm parameter of
+``CompactionConfig`` is a setting too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Auxiliary model channels and agent compaction settings (seed §4.1, §5.2–5.4, §8.5).
+"""Auxiliary model channels and agent compaction settings (docs/architecture.md, "Settings",
+"Tables").
 
 Resolution: the agent's own auxiliary channel, else the system default in ``dict_info``, else
 ``no_auxiliary_model``. Only channels marked ``is_auxiliary`` qualify. A channel stores its key
@@ -164,8 +165,8 @@ class Channels(Repository):
     def resolve_auxiliary(
         self, agent_id: str | None = None, environ: Mapping[str, str] | None = None
     ) -> ChannelConfig:
-        """The channel that writes summaries for ``agent_id`` (seed §4.1), with its key
-        resolved from the environment when the channel names a variable."""
+        """The channel that writes summaries for ``agent_id`` (docs/architecture.md, "Settings"),
+        with its key resolved from the environment when the channel names a variable."""
         environ = os.environ if environ is None else environ
         with read_session(self.factory) as session:
             agent = session.get(Agent, agent_id) if agent_id else None

@@ -1,6 +1,6 @@
-"""Writing compactions back (DESIGN §5, §7): one short transaction each, fenced by the
-session's ``compaction_version``; failed runs; the UI's event rows. Reading and restoring runs
-is ``store.runs``."""
+"""Writing compactions back (docs/architecture.md, "Tables", "Error codes"): one short transaction
+each, fenced by the session's ``compaction_version``; failed runs; the UI's event rows. Reading and
+restoring runs is ``store.runs``."""
 
 from __future__ import annotations
 
@@ -264,6 +264,7 @@ class Compactions(Repository):
     def append_event(
         self, session_id: str, event: str, text: str, payload: dict[str, Any] | None = None
     ) -> int:
-        """A compaction-event row (``role=system``, ``metadata.systemType``), seed §8.3."""
+        """A compaction-event row (``role=system``, ``metadata.systemType``; docs/architecture.md,
+        "Events")."""
         with write_session(self.factory) as session:
             return _event_row(session.connection(), session_id, event, text, payload or {})

@@ -1,5 +1,5 @@
-"""Engines and sessionmakers (DESIGN §5): PostgreSQL through psycopg 3 in production, a SQLite
-file as the embedded default.
+"""Engines and sessionmakers (docs/architecture.md, "Tables"): PostgreSQL through psycopg 3 in
+production, a SQLite file as the embedded default.
 
 SQLite gets WAL, foreign keys and a busy timeout, and pysqlite's own transaction handling is
 replaced by explicit ``BEGIN`` statements: a write transaction (``write_session``) starts with

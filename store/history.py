@@ -1,4 +1,4 @@
-"""The two history views (seed §7, DESIGN §5).
+"""The two history views (docs/architecture.md, "Tables").
 
 ``compacted`` is what the LLM gets: no compacted rows, no compaction-event rows, placeholders
 for pruned rows, in ``(seq, seq_minor)`` order (head, summary, tail). ``full`` is every row in

@@ -1,4 +1,4 @@
-"""SQLAlchemy 2 models: the seed's tables (§5.1–5.4) and DESIGN §5's additions.
+"""SQLAlchemy 2 models: the tables of docs/architecture.md, "Tables".
 
 Message order is ``(seq, seq_minor)``: ordinary rows have ``seq_minor = 0``; a summary takes the
 ``seq`` of the last row it replaced and the session's compaction version as ``seq_minor``, so

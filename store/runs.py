@@ -1,5 +1,6 @@
-"""Reading and undoing compaction runs (DESIGN §5): the run records, the UI's "compacted N
-times", and ``restore``, which undoes a session's latest standing run in one transaction."""
+"""Reading and undoing compaction runs (docs/architecture.md, "Tables"): the run records, the UI's
+"compacted N times", and ``restore``, which undoes a session's latest standing run in one
+transaction."""
 
 from __future__ import annotations
 

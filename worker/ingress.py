@@ -1,6 +1,6 @@
-"""The language-neutral way in (DESIGN §6): gateways in other languages ``XADD`` a
-``compaction_requested`` JSON entry (one field, ``payload``) to ``compaction:requests``; this
-reads it in the consumer group ``compaction-ingress`` and enqueues the job.
+"""The language-neutral way in (docs/architecture.md, "The job"): gateways in other languages
+``XADD`` a ``compaction_requested`` JSON entry (one field, ``payload``) to ``compaction:requests``;
+this reads it in the consumer group ``compaction-ingress`` and enqueues the job.
 
 An invalid entry is acknowledged, copied to ``compaction:requests:dead`` with the reason, and
 answered with ``compaction_failed`` (``invalid_request``, with the session and request ids when

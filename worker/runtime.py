@@ -60,8 +60,9 @@ class Runtime:
         )
 
     def auxiliary_channel(self, agent_id: str | None) -> ChannelConfig:
-        """The agent's auxiliary channel (seed §4.1), resolved through the store at most every
-        ``channel_cache_s`` seconds: two or three queries a job saved under load."""
+        """The agent's auxiliary channel (docs/architecture.md, "Settings"), resolved through the
+        store at most every ``channel_cache_s`` seconds: two or three queries a job saved under
+        load."""
         now = time.monotonic()
         with self._lock:
             cached = self._channels.get(agent_id)

@@ -1,4 +1,5 @@
-"""What the user's screen says about a compaction (seed §8.3), in the session's language."""
+"""What the user's screen says about a compaction (docs/architecture.md, "Events"), in the session's
+language."""
 
 from __future__ import annotations
 
