@@ -6,11 +6,15 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from compaction.config import CompactionConfig
 from compaction.engine import SummaryRequest
 from compaction.messages import Message, ToolCall, messages_from_dicts
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "data" / "transcripts"
 TRANSCRIPT_NAMES = sorted(p.stem for p in TRANSCRIPTS.glob("*.json"))
+#: The seed's 40 messages (``conversation(10)[:40]``) compact with a middle of 24 under this
+#: window; ``conversation(10)`` compacts under it too.
+SMALL = CompactionConfig(context_window=4_000)
 
 
 def load_transcript(name: str) -> list[Message]:

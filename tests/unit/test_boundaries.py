@@ -65,11 +65,16 @@ def test_head_end_keeps_all_leading_system_messages(spec: str, protect: int, exp
 # --------------------------------------------------------------------------- tail_start
 
 
-def test_tail_is_what_fits_the_budget() -> None:
+def tail_of_ten(budget: int, min_messages: int) -> int:
+    """Where the tail of ``S U A U A U A U A U`` starts (ten tokens a message, a head of 3)."""
     messages = convo("S U A U A U A U A U")
-    assert tail_start(messages, tens(messages), 30, 1, 3) == 7
-    assert tail_start(messages, tens(messages), 39, 1, 3) == 7
-    assert tail_start(messages, tens(messages), 40, 1, 3) == 6
+    return tail_start(messages, tens(messages), budget, min_messages, 3)
+
+
+def test_tail_is_what_fits_the_budget() -> None:
+    assert tail_of_ten(30, 1) == 7
+    assert tail_of_ten(39, 1) == 7
+    assert tail_of_ten(40, 1) == 6
 
 
 def test_budget_stops_at_the_first_message_that_does_not_fit() -> None:
@@ -79,10 +84,9 @@ def test_budget_stops_at_the_first_message_that_does_not_fit() -> None:
 
 
 def test_tail_has_at_least_min_messages() -> None:
-    messages = convo("S U A U A U A U A U")
-    assert tail_start(messages, tens(messages), 0, 3, 3) == 7
-    assert tail_start(messages, tens(messages), 0, 5, 3) == 5
-    assert tail_start(messages, tens(messages), 10, 1, 3) == 9
+    assert tail_of_ten(0, 3) == 7
+    assert tail_of_ten(0, 5) == 5
+    assert tail_of_ten(10, 1) == 9
 
 
 def test_one_huge_last_message_is_still_the_tail() -> None:

@@ -96,29 +96,20 @@ def test_prune_replaces_long_tool_results_before_the_cut() -> None:
         assert out[index] is messages[index]
 
 
+def two_results(first: str, second: str) -> list[Message]:
+    """A user turn, an assistant calling ``a`` and ``b``, their results, the next user turn."""
+    return [user(), assistant("", "a", "b"), tool(first, "a"), tool(second, "b"), user()]
+
+
 def test_exactly_min_chars_is_not_pruned() -> None:
-    messages = [
-        user(),
-        assistant("", "a", "b"),
-        tool("y" * 200, "a"),
-        tool("z" * 201, "b"),
-        user(),
-    ]
-    out, pruned = run(messages, head_end=1)
+    out, pruned = run(two_results("y" * 200, "z" * 201), head_end=1)
     assert pruned == [3]
     assert out[2].content == "y" * 200
     assert out[2].original_content is None
 
 
 def test_length_is_counted_in_characters() -> None:
-    messages = [
-        user(),
-        assistant("", "a", "b"),
-        tool("字" * 200, "a"),
-        tool("字" * 201, "b"),
-        user(),
-    ]
-    _, pruned = run(messages, head_end=1)
+    _, pruned = run(two_results("字" * 200, "字" * 201), head_end=1)
     assert pruned == [3]
 
 

@@ -1,0 +1,72 @@
+"""``compact()``'s errors, each with its stable code (docs/architecture.md, "Error codes")."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction import (
+    CompactionConfig,
+    InvalidRequest,
+    Message,
+    MessageTooLarge,
+    NothingToCompact,
+    SummaryTooShort,
+    SystemPromptTooLarge,
+    compact,
+)
+from tests.fakes import SMALL, FakeSummarizer, conversation
+
+
+def test_system_prompt_too_large() -> None:
+    messages = [Message(role="system", content="s" * 20_000), *conversation(3, system=False)]
+    with pytest.raises(SystemPromptTooLarge) as err:
+        compact(messages, CompactionConfig(context_window=5_000), FakeSummarizer(), reason="manual")
+    assert err.value.code == "system_prompt_too_large"
+
+
+def test_message_too_large_when_a_kept_message_alone_passes_the_threshold() -> None:
+    messages = [*conversation(6), Message(role="user", content="p" * 200_000, id=99)]
+    summarizer = FakeSummarizer()
+    with pytest.raises(MessageTooLarge) as err:
+        compact(messages, CompactionConfig(context_window=20_000), summarizer, reason="manual")
+    assert err.value.code == "message_too_large" and summarizer.requests == []
+
+
+def test_nothing_to_compact_for_a_short_conversation() -> None:
+    with pytest.raises(NothingToCompact) as err:
+        compact(conversation(1), SMALL, FakeSummarizer(), reason="manual")
+    assert err.value.code == "nothing_to_compact"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "too short " * 19])
+def test_summary_too_short(text: str) -> None:
+    with pytest.raises(SummaryTooShort) as err:
+        compact(conversation(10), SMALL, FakeSummarizer(text=text), reason="manual")
+    assert err.value.code == "summary_too_short"
+
+
+def test_min_summary_chars_travels_with_the_request() -> None:
+    """The summarizer gets the config's minimum, so the worker's fallback decides on the rule
+    the engine applies (``SummaryRequest.too_short``)."""
+    lenient = CompactionConfig(context_window=4_000, min_summary_chars=10)
+    fake = FakeSummarizer(text="ten chars!")
+    assert compact(conversation(10), lenient, fake, reason="manual").summarized
+    request = fake.requests[0]
+    assert request.min_chars == 10
+    assert request.too_short("  nine ch  ") and not request.too_short("ten chars!")
+    with pytest.raises(SummaryTooShort, match="9 characters, under the minimum of 10"):
+        compact(conversation(10), lenient, FakeSummarizer(text=" nine char"), reason="manual")
+
+
+def test_summarizer_reply_without_text_is_a_failure() -> None:
+    class Broken:
+        def summarize(self, request: object) -> object:
+            return object()
+
+    with pytest.raises(SummaryTooShort):
+        compact(conversation(10), SMALL, Broken(), reason="manual")
+
+
+def test_a_summarizer_is_required_for_phase_three() -> None:
+    with pytest.raises(InvalidRequest):
+        compact(conversation(10), SMALL, None, reason="manual")
