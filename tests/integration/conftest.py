@@ -1,23 +1,33 @@
-"""Fixtures of the worker-job tests: the harness over the suite's store, Redis namespace and fake
-LLM (``tests/conftest.py``), which checks every published event against the exported
-schemas."""
+"""Fixtures shared by the integration modules, over the suite's store, Redis namespace and fake
+LLM (``tests/conftest.py``): the worker job's harness, which checks every published event
+against the exported schemas (``test_worker_*.py``); the producers' context
+(``test_producers_*.py``, ``test_worker_ingress.py``); fresh databases to migrate
+(``test_migrations*.py``); and the database, store, Redis names and processes of the tests that
+run real workers (``test_worker_process.py``, ``test_worker_metrics.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
-from compaction.contract import (
-    parse_event,
-)
-from store import Store
+from compaction.contract import parse_event
+from producers.context import Producers
+from service.events import EventPublisher
+from service.settings import Settings
+from store import Store, make_engine, make_sessionmaker
+from store.migrate import upgrade
+from store.models import Base
+from tests.integration.process_helpers import Processes, Server, worker_env
 from tests.integration.worker_helpers import Harness, assert_valid
 from tests.llm_server import FakeLLM
-from tests.services import RedisNamespace
-from worker.runtime import install
+from tests.services import RedisNamespace, create_database, drop_database
+from worker.runtime import Runtime, install
+
+# --- the worker job ---------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -31,8 +41,109 @@ def h(
     harness = Harness(store, engine, redis_client, redis_namespace, fake_llm)
     yield harness
     install(None)
-    # Every event a job published in this test matches the exported JSON Schemas (DESIGN §6).
+    # Every event a job published in this test matches the exported JSON Schemas
+    # (docs/architecture.md, "Events").
     for wire in harness.wire_events():
         assert_valid(wire, "event.schema.json")
         assert_valid(wire, f"{wire['type']}.schema.json")
         assert parse_event(wire).to_wire() == wire
+
+
+# --- the producers ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ctx(
+    postgres_url: str,
+    fake_llm: FakeLLM,
+    redis_namespace: RedisNamespace,
+    redis_client: redis.Redis,
+) -> Iterator[Producers]:
+    """What a gateway holds, on the suite's PostgreSQL database (emptied) and the test's Redis
+    names; the worker's runtime installed, so RQ's worker runs the job in this process."""
+    engine = make_engine(postgres_url)
+    tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    client = redis_client
+    settings = Settings(
+        database_url=postgres_url,
+        **redis_namespace.settings(),
+        context_window=4_000,
+        llm_timeout_s=5,
+        llm_max_retries=0,
+        job_timeout_s=30,
+        model_windows={"small-model": 2_000},
+    )
+    store = Store(make_sessionmaker(engine))
+    fake_llm.add_channel(store, "aux", provider="openai", api_key="sk-test-producers")
+    producers = Producers(settings=settings, store=store, redis=client)
+    publisher = EventPublisher(client, prefix=settings.channel_prefix)
+    install(Runtime(settings=settings, store=store, redis=client, publisher=publisher))
+    yield producers
+    install(None)
+    engine.dispose()
+
+
+# --- the migrations ---------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database: a new SQLite file, or a new PostgreSQL database dropped after."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    name, url = create_database()
+    try:
+        yield url
+    finally:
+        drop_database(name)
+
+
+@pytest.fixture
+def migrated(fresh_url: str) -> Iterator[Engine]:
+    upgrade(fresh_url)
+    engine = make_engine(fresh_url)
+    yield engine
+    engine.dispose()
+
+
+# --- real worker processes --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def process_database_url() -> Iterator[str]:
+    """A PostgreSQL database of the module's own, for the workers it starts."""
+    name, url = create_database()
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def process_store(process_database_url: str, llm_server: FakeLLM) -> Iterator[Store]:
+    """The store of ``process_database_url``, with an auxiliary channel to the fake LLM."""
+    factory = make_sessionmaker(process_database_url)
+    store = Store(factory)
+    llm_server.add_channel(store, "aux-fake", api_key="sk-test-worker-process-0123456789")
+    yield store
+    factory.kw["bind"].dispose()
+
+
+@pytest.fixture
+def rdb(redis_namespace: RedisNamespace, redis_client: redis.Redis) -> Server:
+    return Server(redis_client, redis_namespace)
+
+
+@pytest.fixture
+def processes(
+    tmp_path: Path, process_database_url: str, redis_namespace: RedisNamespace
+) -> Iterator[Processes]:
+    procs = Processes(tmp_path, worker_env(process_database_url, redis_namespace))
+    try:
+        yield procs
+    finally:
+        procs.close()

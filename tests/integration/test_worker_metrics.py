@@ -1,8 +1,8 @@
-"""Metrics of worker processes (docs/architecture.md, "Logs and metrics"): a worker serves its
-own counts, a pool's endpoint the sum over its processes, a forking worker counts the jobs of
-every work horse, and the multiprocess files go with the worker. The workers are real
-``compaction worker`` processes, started, fed and stopped with the helpers (and fixtures) of
-``test_worker_process.py``."""
+"""Metrics (docs/architecture.md, "Logs and metrics"): jobs run in this process count by
+outcome and code; a worker process serves its own counts, a pool's endpoint the sum over its
+processes, a forking worker counts the jobs of every work horse, and the multiprocess files go
+with the worker. The workers are real ``compaction worker`` processes, started, fed and stopped
+with the fixtures of ``conftest.py`` and the helpers of ``process_helpers.py``."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from rq import Queue, Worker
 
 from benchmarks.processes import stop
+from compaction.contract import CompactionDone, CompactionFailed, CompactionSkipped
+from service.keys import lock_key
 from store import Store
-from tests.integration import test_worker_process as worker_process
-from tests.integration.test_worker_process import (
+from tests.fakes import conversation
+from tests.integration.process_helpers import (
     Proc,
     Processes,
     Server,
@@ -25,17 +28,12 @@ from tests.integration.test_worker_process import (
     request,
     wait_for,
 )
+from tests.integration.worker_helpers import SQLITE_ONLY, Harness, auto, manual
 from tests.llm_server import FakeLLM, Reply
 from tests.services import free_port
+from worker.jobs import run
 
 pytestmark = pytest.mark.integration
-
-# The fixtures of the worker-process tests, shared: a database, its store, the Redis names and
-# the processes started (and killed) per test.
-database_url = worker_process.database_url
-store = worker_process.store
-rdb = worker_process.rdb
-processes = worker_process.processes
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 DONE = frozenset({("outcome", "done"), ("code", "")})
@@ -75,13 +73,53 @@ def metrics_dirs(tmp: Path) -> list[Path]:
     return sorted(tmp.glob("compaction-metrics-*"))
 
 
+@SQLITE_ONLY
+def test_metrics_count_jobs_by_outcome_and_code(h: Harness) -> None:
+    """Jobs run in this process add to its registry: one series per outcome and code."""
+    series = [
+        ("done", ""),
+        ("failed", "summary_too_short"),
+        ("skipped", "below_threshold"),
+        ("skipped", "lock_held"),
+    ]
+    before = {(o, c): _sample("compaction_jobs_total", outcome=o, code=c) for o, c in series}
+    skips = _sample("compaction_job_duration_seconds_count", outcome="skipped")
+    saved = _sample("compaction_tokens_saved_total")
+    runtime = h.runtime()
+    h.channel("openai")
+    big = h.session(conversation(12))
+    small = h.session(conversation(12))
+    held = h.session(conversation(12))
+
+    done = run(runtime, manual(big))
+    h.script(Reply(text=""))
+    failed = run(runtime, manual(small))
+    skipped = run(runtime, auto(small))
+    h.redis.set(lock_key(h.namespace.prefix, held), "other-worker")
+    busy = run(runtime, manual(held))
+    assert isinstance(done, CompactionDone)
+    assert isinstance(failed, CompactionFailed) and failed.code == "summary_too_short"
+    assert isinstance(skipped, CompactionSkipped) and skipped.code == "below_threshold"
+    assert isinstance(busy, CompactionSkipped) and busy.code == "lock_held"
+
+    after = {(o, c): _sample("compaction_jobs_total", outcome=o, code=c) for o, c in series}
+    assert {s: after[s] - before[s] for s in series} == dict.fromkeys(series, 1)
+    assert _sample("compaction_job_duration_seconds_count", outcome="skipped") == skips + 2
+    saving = done.tokens_before - done.tokens_after
+    assert _sample("compaction_tokens_saved_total") == saved + saving
+
+
+def _sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
 def test_a_worker_serves_its_own_counts(
-    store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes, tmp_path: Path
+    process_store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes, tmp_path: Path
 ) -> None:
     port = free_port()
     single = worker(processes, tmp_path, "--metrics-port", str(port))
     for _ in range(2):
-        req = request(rdb, new_session(store))
+        req = request(rdb, new_session(process_store))
         assert final_event(rdb, req.request_id, single)["type"] == "compaction_done"
 
     samples = jobs_done(port, 2, single)
@@ -91,7 +129,7 @@ def test_a_worker_serves_its_own_counts(
 
 
 def test_a_pool_serves_the_sum_over_its_processes(
-    store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes, tmp_path: Path
+    process_store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes, tmp_path: Path
 ) -> None:
     fake_llm.script(Reply(delay_s=1.0))  # each worker holds a job long enough for the other
     port = free_port()
@@ -102,10 +140,10 @@ def test_a_pool_serves_the_sum_over_its_processes(
         return len(workers) == 2 and all(w.get_state() == "idle" for w in workers)
 
     wait_for(two_idle_workers, 30, "the pool's two workers", pool)
-    requests = [request(rdb, new_session(store)) for _ in range(4)]
+    requests = [request(rdb, new_session(process_store)) for _ in range(4)]
     events = [final_event(rdb, r.request_id, pool, timeout=60) for r in requests]
     assert [e["type"] for e in events] == ["compaction_done"] * 4, events
-    ran_by = {run.worker for r in requests for run in store.runs(r.session_id)}
+    ran_by = {run.worker for r in requests for run in process_store.runs(r.session_id)}
     assert len(ran_by) == 2, ran_by  # both processes counted some
 
     samples = jobs_done(port, 4, pool)
@@ -118,13 +156,13 @@ def test_a_pool_serves_the_sum_over_its_processes(
 
 
 def test_a_forking_worker_counts_every_work_horse(
-    store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes, tmp_path: Path
+    process_store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes, tmp_path: Path
 ) -> None:
     fake_llm.script(Reply())
     port = free_port()
     forking = worker(processes, tmp_path, "--fork", "--metrics-port", str(port))
     for _ in range(3):
-        req = request(rdb, new_session(store))
+        req = request(rdb, new_session(process_store))
         assert final_event(rdb, req.request_id, forking)["type"] == "compaction_done"
 
     assert jobs_done(port, 3, forking)[("compaction_jobs_total", DONE)] == 3

@@ -1,6 +1,6 @@
-"""Real worker processes (DESIGN §1, §7, §8): the ``compaction worker`` console script against the
-real Redis and a PostgreSQL database of this module, with the fake auxiliary model
-(``tests/llm_server.py``) served from the test process.
+"""Real worker processes (docs/architecture.md, "The job"): the ``compaction worker`` console
+script against the real Redis and a PostgreSQL database of this module, with the fake auxiliary
+model (``tests/llm_server.py``) served from the test process.
 
 Covered: a job enqueued by ``service.queue`` ends ``compaction_done`` in another process;
 ``kill -9`` during the LLM call leaves the history as it was, the lock expires after its TTL
@@ -12,222 +12,46 @@ outlives a Redis restart between two jobs and Redis going down while a job runs;
 Each test has a key prefix and a queue name of its own on the shared Redis (``redis_namespace``),
 given to its workers through the environment. Every worker started here runs in its own process
 group (``benchmarks.processes``) and is stopped in teardown, pass or fail, then any private
-redis-server.
+redis-server (the fixtures in ``conftest.py``, the helpers in ``process_helpers.py``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
-import redis
-from rq import Worker
 
-from benchmarks.processes import COMPACTION, child_env, start, stop
-from compaction.contract import FINAL_EVENTS, CompactionRequested
-from service.keys import events_stream, lock_key, pending_key
+from compaction.contract import CompactionRequested
+from service.keys import lock_key, pending_key
 from service.queue import compaction_queue, enqueue
-from store import Store, make_sessionmaker
-from store.migrate import upgrade
-from store.records import StoredMessage
-from tests.fakes import conversation
-from tests.integration.worker_helpers import on_llm_request, wait_until
+from store import Store
+from tests.integration.process_helpers import (
+    Processes,
+    Server,
+    conversation_rows,
+    events_for,
+    final_event,
+    new_session,
+    request,
+    wait_for,
+    wait_idle,
+    worker_env,
+)
+from tests.integration.worker_helpers import on_llm_request
 from tests.llm_server import FakeLLM, Reply
-from tests.services import PrivateRedis, RedisNamespace, create_database, drop_database
+from tests.services import RedisNamespace
 
 pytestmark = pytest.mark.integration
 
-#: small enough for conversation(12) (~2,000 tokens) to be over the threshold
-WINDOW = 4_000
-T = TypeVar("T")
-
-
-# --- fixtures --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def database_url() -> Iterator[str]:
-    name, url = create_database()
-    try:
-        upgrade(url)
-        yield url
-    finally:
-        drop_database(name)
-
-
-@pytest.fixture(scope="module")
-def store(database_url: str, llm_server: FakeLLM) -> Iterator[Store]:
-    factory = make_sessionmaker(database_url)
-    store = Store(factory)
-    llm_server.add_channel(store, "aux-fake", api_key="sk-test-worker-process-0123456789")
-    yield store
-    factory.kw["bind"].dispose()
-
-
-@dataclass(frozen=True)
-class Server:
-    """A Redis server's client and the test's names on it."""
-
-    client: redis.Redis
-    names: RedisNamespace
-
-    @classmethod
-    def private(cls, names: RedisNamespace, server: PrivateRedis) -> Server:
-        names = names.on(server.url)
-        return cls(redis.Redis.from_url(names.url, socket_timeout=5), names)
-
-    def key(self, name: Callable[[str, str], str], session_id: str) -> str:
-        """A per-session key: ``server.key(lock_key, session_id)``."""
-        return name(self.names.prefix, session_id)
-
-
-@pytest.fixture
-def rdb(redis_namespace: RedisNamespace, redis_client: redis.Redis) -> Server:
-    return Server(redis_client, redis_namespace)
-
-
-@dataclass
-class Proc:
-    popen: subprocess.Popen[bytes]
-    log: Path
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def tail(self, lines: int = 30) -> str:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
-
-
-@dataclass
-class Processes:
-    """Starts workers (``benchmarks.processes``) and private redis-servers; ``close()`` stops
-    the workers, then the servers they talk to (a worker whose Redis went first logs a
-    traceback on the way out)."""
-
-    tmp: Path
-    env: dict[str, str]
-    started: list[Proc] = field(default_factory=list)
-    servers: list[PrivateRedis] = field(default_factory=list)
-
-    def worker(self, *args: str, env: dict[str, str] | None = None, **settings: str) -> Proc:
-        """``compaction worker ARGS``; ``settings`` by name (``lock_ttl_s="2"``)."""
-        merged = {
-            **(env or self.env),
-            **{f"COMPACTION_{k.upper()}": v for k, v in settings.items()},
-        }
-        log = self.tmp / f"worker-{len(self.started)}.log"
-        proc = Proc(start([str(COMPACTION), "worker", *args], merged, log), log)
-        self.started.append(proc)
-        return proc
-
-    def redis_server(self) -> PrivateRedis:
-        server = PrivateRedis()
-        server.start()
-        self.servers.append(server)
-        return server
-
-    def close(self) -> None:
-        for proc in reversed(self.started):
-            stop(proc.popen, timeout=5)
-        for server in self.servers:
-            server.stop()
-
-
-def worker_env(database_url: str, names: RedisNamespace) -> dict[str, str]:
-    return child_env(
-        **names.env(),
-        COMPACTION_DATABASE_URL=database_url,
-        COMPACTION_CONTEXT_WINDOW=str(WINDOW),
-        COMPACTION_LLM_MAX_RETRIES="0",
-        COMPACTION_LLM_TIMEOUT_S="20",
-        COMPACTION_JOB_TIMEOUT_S="30",
-        PYTHONUNBUFFERED="1",
-    )
-
-
-@pytest.fixture
-def processes(
-    tmp_path: Path, database_url: str, redis_namespace: RedisNamespace
-) -> Iterator[Processes]:
-    procs = Processes(tmp_path, worker_env(database_url, redis_namespace))
-    try:
-        yield procs
-    finally:
-        procs.close()
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-
-def wait_for(
-    check: Callable[[], T | None], timeout: float, what: str, proc: Proc | None = None
-) -> T:
-    """``wait_until``, with the worker's log when it fails, and failing at once when the
-    watched process dies first."""
-
-    def step() -> T | None:
-        value = check()
-        if not value and proc is not None and proc.popen.poll() is not None:
-            pytest.fail(
-                f"{what}: the process exited ({proc.popen.returncode}) first:\n{proc.tail()}"
-            )
-        return value
-
-    return wait_until(step, what, timeout, proc.tail if proc is not None else str)
-
-
-def events_for(server: Server, request_id: str) -> list[dict[str, Any]]:
-    out = []
-    for _id, entry in server.client.xrange(events_stream(server.names.prefix)):
-        event = json.loads(entry[b"event"])
-        if event.get("requestId") == request_id:
-            out.append(event)
-    return out
-
-
-def final_event(
-    server: Server, request_id: str, proc: Proc | None = None, timeout: float = 30.0
-) -> dict[str, Any]:
-    def final() -> dict[str, Any] | None:
-        return next((e for e in events_for(server, request_id) if e["type"] in FINAL_EVENTS), None)
-
-    return wait_for(final, timeout, f"the final event of request {request_id}", proc)
-
-
-def new_session(store: Store, turns: int = 12) -> str:
-    session_id = store.create_session()
-    store.append_messages(session_id, conversation(turns))
-    return session_id
-
-
-def request(server: Server, session_id: str, timeout_s: int = 30) -> CompactionRequested:
-    req = CompactionRequested(session_id=session_id, reason="manual")
-    enqueue(compaction_queue(server.client, server.names.queue), req, timeout_s=timeout_s)
-    return req
-
-
-def conversation_rows(view: list[StoredMessage]) -> list[StoredMessage]:
-    return [row for row in view if not row.is_event]
-
-
-# --- tests -----------------------------------------------------------------------------------
-
 
 def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
-    store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes
+    process_store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes
 ) -> None:
-    session_id = new_session(store)
+    session_id = new_session(process_store)
     req = request(rdb, session_id)
     worker = processes.worker("--burst")
 
@@ -242,13 +66,13 @@ def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
         "token_update",
     ]
     assert len(fake_llm.requests) == 1 and fake_llm.requests[0].path == "/v1/chat/completions"
-    view = store.load_history(session_id)
+    view = process_store.load_history(session_id)
     assert [r.message.id for r in view if r.is_compaction_summary] == [done["summaryMessageId"]]
-    assert [r.status for r in store.runs(session_id)] == ["succeeded"]
+    assert [r.status for r in process_store.runs(session_id)] == ["succeeded"]
 
 
 def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
-    store: Store,
+    process_store: Store,
     fake_llm: FakeLLM,
     rdb: Server,
     processes: Processes,
@@ -260,8 +84,9 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     timing = {"lock_ttl_s": str(ttl_s), "llm_timeout_s": "10", "job_timeout_s": "30"}
     killed = threading.Event()
     on_llm_request(monkeypatch, fake_llm, lambda: killed.wait(30))  # answers the dead worker
-    session_id = new_session(store)
-    compacted, full = store.load_history(session_id), store.load_history(session_id, "full")
+    session_id = new_session(process_store)
+    compacted = process_store.load_history(session_id)
+    full = process_store.load_history(session_id, "full")
     key, pending = rdb.key(lock_key, session_id), rdb.key(pending_key, session_id)
 
     req = CompactionRequested(session_id=session_id, reason="manual")
@@ -279,11 +104,11 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     assert 0 < rdb.client.pttl(key) <= ttl_s * 1000
 
     # The history is as it was: nothing but the UI's "compaction started" event row was added.
-    assert store.load_history(session_id) == compacted
-    after = store.load_history(session_id, "full")
+    assert process_store.load_history(session_id) == compacted
+    after = process_store.load_history(session_id, "full")
     assert conversation_rows(after) == full
     assert [r.metadata["event"] for r in after if r.is_event] == ["start"]  # type: ignore[index]
-    assert store.runs(session_id) == []
+    assert process_store.runs(session_id) == []
     assert events_for(rdb, req.request_id)[-1]["type"] == "compaction_start"
 
     # nothing deletes it: it goes when its TTL (at most ttl_s, checked above) runs out
@@ -293,7 +118,7 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     fresh = processes.worker("--burst", **timing)
     done = final_event(rdb, again.request_id, fresh)
     assert done["type"] == "compaction_done", done
-    assert [r.status for r in store.runs(session_id)] == ["succeeded"]
+    assert [r.status for r in process_store.runs(session_id)] == ["succeeded"]
     assert not rdb.client.exists(key)
 
 
@@ -314,34 +139,34 @@ def test_a_pending_key_stops_blocking_after_its_ttl(rdb: Server) -> None:
 
 
 def test_a_worker_goes_on_after_a_redis_restart(
-    store: Store,
+    process_store: Store,
     fake_llm: FakeLLM,
     processes: Processes,
-    database_url: str,
+    process_database_url: str,
     redis_namespace: RedisNamespace,
 ) -> None:
     """Redis restarts (empty) while the worker waits for work: it reconnects and takes the
     next job."""
     server = processes.redis_server()
     private = Server.private(redis_namespace, server)
-    worker = processes.worker(env=worker_env(database_url, private.names))
-    first = request(private, new_session(store))
+    worker = processes.worker(env=worker_env(process_database_url, private.names))
+    first = request(private, new_session(process_store))
     assert final_event(private, first.request_id, worker)["type"] == "compaction_done"
     wait_idle(private.client, worker)
 
     server.restart()  # same port, empty
 
-    second = request(private, new_session(store))
+    second = request(private, new_session(process_store))
     done = final_event(private, second.request_id, worker, timeout=60)
     assert done["type"] == "compaction_done", done
     assert worker.popen.poll() is None, "the worker still runs"
 
 
 def test_a_worker_outlives_redis_going_down_while_a_job_runs(
-    store: Store,
+    process_store: Store,
     fake_llm: FakeLLM,
     processes: Processes,
-    database_url: str,
+    process_database_url: str,
     redis_namespace: RedisNamespace,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -349,44 +174,33 @@ def test_a_worker_outlives_redis_going_down_while_a_job_runs(
     private = Server.private(redis_namespace, server)
     down = threading.Event()
     on_llm_request(monkeypatch, fake_llm, lambda: down.wait(30))  # answers once Redis is down
-    session_id = new_session(store)
-    compacted = store.load_history(session_id)
+    session_id = new_session(process_store)
+    compacted = process_store.load_history(session_id)
 
-    worker = processes.worker(env=worker_env(database_url, private.names))
+    worker = processes.worker(env=worker_env(process_database_url, private.names))
     request(private, session_id)
     wait_for(lambda: fake_llm.requests, 30, "the LLM request", worker)
     assert server.stop() == 0  # down while the job waits on the LLM
     down.set()
     # The job ends (lock_lost, recorded in the database), then RQ gives up on the lost Redis
     # and the worker starts a fresh one: the moment it would exit if it were going to.
-    wait_for(lambda: store.runs(session_id), 30, "the failed run", worker)
+    wait_for(lambda: process_store.runs(session_id), 30, "the failed run", worker)
     wait_for(lambda: "the worker restarts" in worker.tail(), 30, "the restart", worker)
     server.start()  # same port, empty
-    assert store.load_history(session_id) == compacted, "the failed job changed nothing"
+    assert process_store.load_history(session_id) == compacted, "the failed job changed nothing"
 
     assert worker.popen.poll() is None, (
         f"the worker exited ({worker.popen.returncode}) on the outage:\n{worker.tail(12)}"
     )
-    second = request(private, new_session(store))
+    second = request(private, new_session(process_store))
     assert final_event(private, second.request_id, worker)["type"] == "compaction_done"
 
 
-def wait_idle(client: redis.Redis, proc: Proc) -> None:
-    """Until RQ has finished its bookkeeping of the last job and waits for the next."""
-
-    def idle() -> bool:
-        workers = Worker.all(connection=client)
-        return bool(workers) and all(w.get_state() == "idle" for w in workers)
-
-    wait_for(idle, 10, "the worker back to idle", proc)
-    time.sleep(0.2)  # from "idle" to blocking on the queue
-
-
 def test_pool_of_two_in_burst_mode_runs_two_sessions(
-    store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes
+    process_store: Store, fake_llm: FakeLLM, rdb: Server, processes: Processes
 ) -> None:
     fake_llm.script(Reply(delay_s=1.0))
-    requests = [request(rdb, new_session(store)) for _ in range(2)]
+    requests = [request(rdb, new_session(process_store)) for _ in range(2)]
     pool = processes.worker("--pool", "2", "--burst")
 
     events = [final_event(rdb, r.request_id, pool, timeout=60) for r in requests]

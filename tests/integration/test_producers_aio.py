@@ -1,0 +1,45 @@
+"""The asyncio twins of the producers (producers/aio.py): check, wait and relay in one event
+loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from producers import aio, configure
+from producers.context import Producers
+from tests.integration.producer_helpers import looked_up, queue, session_with
+
+
+def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
+    looked = looked_up(monkeypatch, aio)
+    session_id = session_with(ctx, 20)
+    configure(ctx)
+    try:
+
+        async def scenario() -> tuple[str, list[str], object]:
+            async with aio.AsyncEventRelay(session_id, ctx=ctx) as relay:
+                result = await aio.check_and_enqueue(session_id)
+                waited = asyncio.create_task(aio.wait_for_compaction(session_id, timeout=20))
+                assert await asyncio.to_thread(looked.wait, 30)
+                await asyncio.to_thread(drain_in_thread_safe_way, ctx)
+                final = await waited
+                kinds = [e.type async for e in relay.events(timeout=1)]
+            return result.status, kinds, final
+
+        status, kinds, final = asyncio.run(scenario())
+    finally:
+        configure(None)
+    assert status == "enqueued"
+    assert kinds == ["compaction_start", "compaction_done", "token_update"]
+    assert final is not None and final.type == "compaction_done"  # type: ignore[attr-defined]
+
+
+def drain_in_thread_safe_way(ctx: Producers) -> None:
+    """Run the queued job without RQ's signal handling (this runs off the main thread)."""
+    from worker.jobs import compaction_requested
+
+    for job in queue(ctx).jobs:
+        compaction_requested(job.args[0])
+        job.delete()
