@@ -1,4 +1,4 @@
-"""Helpers shared by the store's integration tests (``test_store_*.py``).
+"""Helpers shared by the store's integration tests (``test_store_*.py``, ``test_migrations*.py``).
 
 Each helper works on the ``store``/``engine`` fixtures of ``tests/conftest.py``, so everything
 built on them runs against SQLite and against the real PostgreSQL database alike.
@@ -11,7 +11,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Engine, event, text
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, event, inspect, text
 
 from compaction import CompactionConfig, compact
 from compaction.engine import CompactionResult
@@ -26,11 +29,10 @@ from store import (
     StoredMessage,
     compaction_write,
 )
+from store.migrate import alembic_config
 from store.models import Base
-from tests.fakes import FakeSummarizer, conversation
+from tests.fakes import SMALL, FakeSummarizer, conversation
 
-#: 40 messages of conversation(10) compact with a middle of 24 under this window (seed §11).
-SMALL = CompactionConfig(context_window=4_000)
 #: With conversation(30, tool_chars=3000): phase 1 prunes every tool output before the last ~10
 #: turns, and the long minimum tail keeps four of those pruned rows in the tail, so the write
 #: persists ``pruned_at`` on rows that stay visible. (The plain 60,000 window alone puts every
@@ -134,16 +136,10 @@ def record_run(store: Store, session_id: str, before: int | None, after: int | N
 
 
 def compact_session(
-    store: Store,
-    session_id: str,
-    config: CompactionConfig = SMALL,
-    summarizer: FakeSummarizer | None = None,
-    *,
-    origin: RunOrigin | None = None,
-    model: str | None = None,
-    event: EventRow | None = None,
+    store: Store, session_id: str, *args: Any, **kwargs: Any
 ) -> tuple[Planned, AppliedCompaction]:
-    planned = plan(store, session_id, config, summarizer, origin=origin, model=model, event=event)
+    """``plan`` (same arguments), then applied."""
+    planned = plan(store, session_id, *args, **kwargs)
     return planned, store.apply_compaction(planned.plan)
 
 
@@ -162,6 +158,40 @@ def snapshot(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
             rows = conn.execute(text(f"SELECT * FROM {table.name} ORDER BY id"))
             out[table.name] = [tuple(row) for row in rows]
     return out
+
+
+#: The tables of the schema (docs/architecture.md, "Tables").
+TABLES = {
+    "agent",
+    "chat_session",
+    "message",
+    "model_channel",
+    "dict_type",
+    "dict_info",
+    "compaction_run",
+}
+
+
+def table_names(engine: Engine) -> set[str]:
+    return set(inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def differences(engine: Engine) -> list[Any]:
+    """What Alembic would change to bring the database to the models."""
+    with engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "compare_server_default": True}
+        )
+        return list(compare_metadata(context, Base.metadata))
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
 def parameter_count(parameters: Any, executemany: bool) -> int:
@@ -246,6 +276,10 @@ def failing(
     finally:
         event.remove(engine, "before_cursor_execute", maybe_fail)
     assert len(hits) >= nth, f"the failure was never injected ({len(hits)} matching statements)"
+
+
+#: An API key the channel tests store, then look for where it must not show.
+KEY = "sk-live-Zq8vT3mN6pW1xR4yB7cK0dF2"
 
 
 def aux(store: Store, name: str, **kwargs: Any) -> int:

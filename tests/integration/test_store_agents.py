@@ -10,7 +10,7 @@ from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 
 from compaction.errors import InvalidRequest
-from store import Store
+from store import AgentSettings, Store
 from store.models import Agent
 from tests.integration.helpers import aux
 
@@ -18,6 +18,15 @@ pytestmark = pytest.mark.integration
 
 
 # --- agent settings (seed §5.2, §8.5) ----------------------------------------------------------
+
+
+def compaction_knobs(settings: AgentSettings) -> tuple[int, int, str]:
+    """The threshold, the protected head and the strategy."""
+    return (
+        settings.compaction_threshold_percent,
+        settings.compaction_protect_first_n,
+        settings.compaction_strategy,
+    )
 
 
 def test_agent_defaults(store: Store) -> None:
@@ -32,11 +41,7 @@ def test_agent_defaults(store: Store) -> None:
     store.create_agent("a2", name="Two", model="claude")
     created = store.get_agent("a2")
     assert created is not None
-    assert (
-        created.compaction_threshold_percent,
-        created.compaction_protect_first_n,
-        created.compaction_strategy,
-    ) == (70, 3, "lossy")
+    assert compaction_knobs(created) == (70, 3, "lossy")
 
 
 def test_server_defaults_apply_to_a_row_written_without_them(store: Store) -> None:
@@ -46,11 +51,7 @@ def test_server_defaults_apply_to_a_row_written_without_them(store: Store) -> No
         )
     settings = store.get_agent("raw")
     assert settings is not None
-    assert (
-        settings.compaction_threshold_percent,
-        settings.compaction_protect_first_n,
-        settings.compaction_strategy,
-    ) == (70, 3, "lossy")
+    assert compaction_knobs(settings) == (70, 3, "lossy")
 
 
 @pytest.mark.parametrize("percent", [30, 35, 75, 95])
