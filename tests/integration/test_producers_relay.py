@@ -7,6 +7,7 @@ import threading
 
 import redis
 
+from compaction.contract import ContextUsage, TokenUpdate
 from producers.context import Producers
 from producers.relay import EventRelay
 from producers.tokens import publish_token_update
@@ -61,9 +62,7 @@ def test_relay_survives_a_redis_restart_and_replays_the_gap(ctx: Producers) -> N
         server.stop()
 
 
-def trigger_event(session_id: str, used: int) -> object:
-    from compaction.contract import ContextUsage, TokenUpdate
-
+def trigger_event(session_id: str, used: int) -> TokenUpdate:
     return TokenUpdate(
         session_id=session_id,
         context=ContextUsage(
