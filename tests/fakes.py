@@ -1,4 +1,4 @@
-"""Shared fakes and data loaders for the test suite (one place, DESIGN §2 "tests")."""
+"""Shared fakes and data loaders for the test suite (one place, docs/architecture.md, "Layers")."""
 
 from __future__ import annotations
 

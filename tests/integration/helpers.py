@@ -43,7 +43,7 @@ MAX_PARAMETERS = 65_535
 
 
 def seed_forty() -> list[Message]:
-    """The seed's §11 integration conversation: 40 messages (a system prompt and 39 turns'
+    """The specification's integration conversation: 40 messages (a system prompt and 39 turns'
     worth), ending on a tool result."""
     return conversation(10)[:40]
 

@@ -57,7 +57,7 @@ COLUMNS = {
     },
 }
 
-#: nullable or not, as the seed's tables say (§5.1–5.3)
+#: nullable or not, as docs/architecture.md, "Tables" says
 NULLABLE = {
     ("message", "compacted_at"): True,
     ("message", "compacted_into_id"): True,

@@ -22,7 +22,7 @@ from tests.integration.producer_helpers import drain, queue, session_with
 from tests.llm_server import FakeLLM
 from tests.services import RedisNamespace
 
-# --- the threshold check (seed §2.1) ------------------------------------------------------
+# --- the threshold check (docs/architecture.md, "The job") ----------------------------------------
 
 
 def test_below_threshold(ctx: Producers) -> None:
@@ -96,7 +96,7 @@ def test_unknown_session(ctx: Producers) -> None:
         trigger.request_manual(ctx, "no-such-session")
 
 
-# --- /compact (seed §2.2, §8.2) ------------------------------------------------------------
+# --- /compact (docs/architecture.md, "The job", "Events") -----------------------------------------
 
 
 def test_manual_runs_below_threshold_and_the_focus_reaches_the_prompt(

@@ -1,5 +1,6 @@
-"""Agent compaction settings in the store (seed §5.2, §8.5): defaults, ranges, the auxiliary
-channel override; on SQLite and on a real PostgreSQL database (the ``store`` fixture)."""
+"""Agent compaction settings in the store (docs/architecture.md, "Tables", "Settings"): defaults,
+ranges, the auxiliary channel override; on SQLite and on a real PostgreSQL database (the ``store``
+fixture)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.integration.helpers import aux
 pytestmark = pytest.mark.integration
 
 
-# --- agent settings (seed §5.2, §8.5) ----------------------------------------------------------
+# --- agent settings (docs/architecture.md, "Tables", "Settings") ---------------------------------
 
 
 def compaction_knobs(settings: AgentSettings) -> tuple[int, int, str]:

@@ -19,7 +19,7 @@ ENV_KEY = "sk-env-Hj5Lk9Pq2Ws7Xe4Rt1Yu8Io3"
 ENV_VAR = "COMPACTION_TEST_AUX_KEY"
 
 
-# --- resolution (seed §4.1) -------------------------------------------------------------------
+# --- resolution (docs/architecture.md, "Settings") ------------------------------------------------
 
 
 def test_the_agents_own_channel_wins_over_the_default(store: Store) -> None:
@@ -170,7 +170,7 @@ def test_a_stored_key_is_used_as_is_whatever_the_environ_holds(store: Store) -> 
     assert config.api_key is not None and config.api_key.get_secret_value() == KEY
 
 
-# --- adding channels (seed §5.3) ---------------------------------------------------------------
+# --- adding channels (docs/architecture.md, "Tables") ---------------------------------------------
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -1,5 +1,5 @@
-"""Compaction write-back (seed §5, §9, §10; DESIGN §5, §7): what one write leaves, with a
-summary (the middle marked by range) or for phase 1 alone; bad input refused with a code;
+"""Compaction write-back (docs/architecture.md, "Tables", "Error codes"): what one write leaves,
+with a summary (the middle marked by range) or for phase 1 alone; bad input refused with a code;
 failed runs. All or nothing is test_store_atomicity.py; restoring is test_store_runs.py.
 
 Every test runs against SQLite and against the real PostgreSQL database (``store`` and

@@ -72,7 +72,7 @@ def test_unknown_view_is_refused(store: Store) -> None:
     assert err.value.code == "invalid_request"
 
 
-# --- seed §11: 40 messages, one compaction -------------------------------------------------
+# --- docs/architecture.md, "Tests": 40 messages, one compaction -----------------------------------
 
 
 def test_seed_forty_messages_compaction_marks_exactly_the_middle(store: Store) -> None:

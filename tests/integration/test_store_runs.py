@@ -1,6 +1,6 @@
-"""Compaction runs read and undone (store/runs.py; seed §11, DESIGN §5): ``restore`` gives
-back the view from before, in order, and fences older plans; the run list; the last runs'
-token counts that the anti-loop rule reads.
+"""Compaction runs read and undone (store/runs.py; docs/architecture.md, "Tests", "Tables"):
+``restore`` gives back the view from before, in order, and fences older plans; the run list; the
+last runs' token counts that the anti-loop rule reads.
 
 Every test runs against SQLite and against the real PostgreSQL database (``store`` fixture).
 """

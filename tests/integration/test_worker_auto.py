@@ -1,6 +1,6 @@
-"""The ``compaction_requested`` job's triggers (DESIGN §4): a manual and an auto request at
-once, the anti-loop, and auto requests that stop before summarizing. Same setting as
-test_worker_jobs.py: real store, real Redis, the SDKs against the loopback fake."""
+"""The ``compaction_requested`` job's triggers (docs/architecture.md, "The algorithm"): a manual and
+an auto request at once, the anti-loop, and auto requests that stop before summarizing. Same setting
+as test_worker_jobs.py: real store, real Redis, the SDKs against the loopback fake."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_manual_and_auto_at_once_one_runs_one_is_skipped(
     assert h.lock_value(session_id) is None
 
 
-# --- anti-loop and the auto triggers (DESIGN §4) -------------------------------------------
+# --- anti-loop and the auto triggers (docs/architecture.md, "The algorithm") ----------------------
 
 
 def _weak_runs(h: Harness, runtime: Runtime, session_id: str, count: int = 2) -> int:

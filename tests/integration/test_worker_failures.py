@@ -106,7 +106,7 @@ def test_database_failure_during_the_write_changes_nothing(h: Harness, engine: E
     assert h.state(session_id).event_kinds == ["start", "failed", "start", "done"]
 
 
-# --- the opt-in extractive fallback (DESIGN §4) ----------------------------------------------
+# --- the opt-in extractive fallback (docs/architecture.md, "The algorithm") -----------------------
 
 
 @SQLITE_ONLY

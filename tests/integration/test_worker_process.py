@@ -123,10 +123,11 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
 
 
 def test_a_pending_key_stops_blocking_after_its_ttl(rdb: Server) -> None:
-    """A producer marks a queued request with ``SET pending NX EX ttl``; the worker deletes the
-    key when it takes the job. When that never happens (the job was lost, its worker died before
-    taking it), the key blocks other requests only until its TTL ends (DESIGN §7: 90 s; 2 s
-    here). The producer API is not in the repository yet, so this test plays the producer."""
+    """A producer marks a queued request with ``SET pending NX EX ttl``; the worker deletes the key
+    when it takes the job. When that never happens (the job was lost, its worker died before taking
+    it), the key blocks other requests only until its TTL ends (docs/architecture.md, "Settings":
+    90 s; 2 s here). The producer API is not in the repository yet, so this test plays the
+    producer."""
     client, key = rdb.client, rdb.key(pending_key, "lost-session")
     before_set = time.monotonic()
     assert client.set(key, "lost-request", nx=True, ex=2)

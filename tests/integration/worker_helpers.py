@@ -33,7 +33,8 @@ from worker.runtime import Runtime
 
 T = TypeVar("T")
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
-#: Small enough that ``conversation(12)`` compacts with a manual request (seed §11 size).
+#: Small enough that ``conversation(12)`` compacts with a manual request (the size of the
+#: integration case in docs/architecture.md, "Tests").
 CONTEXT_WINDOW = 4_000
 
 #: provider → (a model, the path its SDK posts to)

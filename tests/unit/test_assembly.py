@@ -1,4 +1,5 @@
-"""Phase 4: head + summary + tail with orphans repaired (compaction/assembly.py; seed §3)."""
+"""Phase 4: head + summary + tail with orphans repaired (compaction/assembly.py;
+docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Phase 2: where the middle starts and ends (compaction/boundaries.py; seed §3, DESIGN §4)."""
+"""Phase 2: where the middle starts and ends (compaction/boundaries.py; docs/architecture.md, "The
+algorithm")."""
 
 from __future__ import annotations
 

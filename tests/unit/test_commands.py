@@ -1,4 +1,4 @@
-"""``parse_slash_command`` (seed §8.2)."""
+"""``parse_slash_command`` (docs/architecture.md, "Events")."""
 
 from __future__ import annotations
 

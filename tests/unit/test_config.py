@@ -1,4 +1,4 @@
-"""CompactionConfig (compaction/config.py; seed §3 "关键参数", DESIGN §4)."""
+"""CompactionConfig (compaction/config.py; docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Phase 1: clear old tool outputs (compaction/pruning.py; seed §3, phase 1)."""
+"""Phase 1: clear old tool outputs (compaction/pruning.py; docs/architecture.md, "The algorithm",
+phase 1)."""
 
 from __future__ import annotations
 

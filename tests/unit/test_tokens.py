@@ -1,4 +1,4 @@
-"""Token estimation (compaction/tokens.py; seed §3 "Token 估算", DESIGN §4)."""
+"""Token estimation (compaction/tokens.py; docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 

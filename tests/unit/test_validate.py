@@ -1,4 +1,5 @@
-"""Provider rules a message list must satisfy (compaction/validate.py; DESIGN §4, phase 4)."""
+"""Provider rules a message list must satisfy (compaction/validate.py; docs/architecture.md, "The
+algorithm", phase 4)."""
 
 from __future__ import annotations
 
