@@ -14,15 +14,18 @@ import sys
 import time
 from contextlib import suppress
 from pathlib import Path
+from typing import cast
 
 import redis
-from rq import Worker
+from rq import Queue, Worker
 
+from benchmarks.namespace import RedisNamespace
 from compaction.contract import FINAL_EVENTS
 from service.keys import events_stream
 
 ROOT = Path(__file__).resolve().parent.parent
-REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+#: the shared Redis: each benchmark works in a namespace of its own on it (``namespace.py``)
+REDIS_URL = os.environ.get("COMPACTION_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 COMPACTION = Path(sys.executable).parent / "compaction"
 
 
@@ -34,9 +37,9 @@ def child_env(**settings: str) -> dict[str, str]:
     return env
 
 
-def worker_env(database_url: str, **extra: str) -> dict[str, str]:
-    """A benchmark worker's: the benchmark's database and Redis."""
-    return child_env(COMPACTION_DATABASE_URL=database_url, COMPACTION_REDIS_URL=REDIS_URL, **extra)
+def worker_env(database_url: str, namespace: RedisNamespace, **extra: str) -> dict[str, str]:
+    """A benchmark worker's: the benchmark's database and its namespace on the shared Redis."""
+    return child_env(COMPACTION_DATABASE_URL=database_url, **namespace.env(), **extra)
 
 
 def start(argv: list[str], env: dict[str, str], log: Path | None = None) -> subprocess.Popen[bytes]:
@@ -73,9 +76,12 @@ def _killpg(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def wait_for_workers(client: redis.Redis, count: int, process: subprocess.Popen[bytes]) -> None:
+def wait_for_workers(
+    client: redis.Redis, queue: str, count: int, process: subprocess.Popen[bytes]
+) -> None:
+    """Until ``count`` workers listen to ``queue`` (others may share the server)."""
     deadline = time.monotonic() + 120
-    while Worker.count(connection=client) < count:
+    while Worker.count(queue=Queue(queue, connection=client)) < count:
         if process.poll() is not None:
             raise RuntimeError(f"the worker exited ({process.returncode}) before starting")
         if time.monotonic() > deadline:
@@ -84,14 +90,17 @@ def wait_for_workers(client: redis.Redis, count: int, process: subprocess.Popen[
     time.sleep(0.3)  # registered a moment before they block on the queue
 
 
+Entry = tuple[bytes, dict[bytes, bytes]]  # a stream entry: its id, its fields
+
+
 class Events:
     """Reads the event stream from where it was when built; final events by request id, with
     the wall-clock time each was read."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.client = client
-        self.stream = events_stream("compaction")
-        last = client.xrevrange(self.stream, count=1)
+        self.stream = events_stream(prefix)
+        last = cast(list[Entry], client.xrevrange(self.stream, count=1))
         self.last_id = last[0][0] if last else b"0-0"
         self.final: dict[str, tuple[str, float]] = {}
 
@@ -101,7 +110,10 @@ class Events:
             if time.monotonic() > deadline:
                 missing = len(request_ids - self.final.keys())
                 raise RuntimeError(f"{missing} jobs did not finish within {timeout:g} s")
-            reply = self.client.xread({self.stream: self.last_id}, block=1_000, count=1_000)
+            reply = cast(
+                list[tuple[bytes, list[Entry]]],
+                self.client.xread({self.stream: self.last_id}, block=1_000, count=1_000),
+            )
             now = time.time()
             for _stream, entries in reply:
                 for entry_id, fields in entries:

@@ -2,10 +2,11 @@
 
     python -m benchmarks.producers [--messages 2000] [--calls 200]
 
-A 2,000-message session (a real transcript, repeated) on PostgreSQL and Redis; the check is
-called once per turn with nothing changed since the last call, in both ways a gateway can call
-it (passing the messages it is about to send, or letting the store be read), against a full
-re-estimate of the same messages. Prints the median and p95 per call; asserts nothing.
+A 2,000-message session (a real transcript, repeated) on PostgreSQL and Redis (a namespace of
+its own on the shared Redis, ``benchmarks/namespace.py``); the check is called once per turn
+with nothing changed since the last call, in both ways a gateway can call it (passing the
+messages it is about to send, or letting the store be read), against a full re-estimate of the
+same messages. Prints the median and p95 per call; asserts nothing.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
-import redis
-
+from benchmarks.namespace import RedisNamespace, scoped
+from benchmarks.processes import REDIS_URL
 from benchmarks.store import database
 from compaction import estimate_messages_tokens
 from compaction.messages import Message, messages_from_dicts
 from producers import trigger
 from producers.context import Producers
+from producers.trigger import TriggerResult
 from service.settings import Settings
 from store import Store, make_sessionmaker
 from store.migrate import upgrade
@@ -64,6 +67,48 @@ def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
 
 
+def cold_check(ctx: Producers, session_id: str) -> TriggerResult:
+    """The check after the remembered estimate is forgotten: the whole history is loaded."""
+    ctx.estimates.remember(session_id, -1, 0, 0)
+    return trigger.check_and_enqueue(ctx, session_id)
+
+
+def window_rows(
+    store: Store, url: str, window: int, session_id: str, conversation: list[Message], calls: int
+) -> None:
+    """The check's figures with this context window, in a Redis namespace of its own (so no
+    request or estimate is left from another window)."""
+    namespace = RedisNamespace.fresh(REDIS_URL, tag="bench")
+    with scoped(namespace) as client:
+        settings = Settings(database_url=url, context_window=window, **namespace.settings())
+        ctx = Producers(settings=settings, store=store, redis=client)
+        estimate = settings.compaction_config().estimator()
+        first = trigger.check_and_enqueue(ctx, session_id, messages=conversation)
+        print(
+            f"\nsession: {len(conversation)} messages, ~{first.used_tokens:,} tokens, "
+            f"window {window:,}: {first.status}; {calls} calls each"
+        )
+        print(f"{'':50} {'median ms':>10} {'p95 ms':>8}")
+        rows: list[tuple[str, Callable[[], object]]] = [
+            (
+                "full re-estimate of the messages (no cache)",
+                partial(estimate_messages_tokens, conversation, estimate),
+            ),
+            (
+                "check, messages passed, unchanged",
+                partial(trigger.check_and_enqueue, ctx, session_id, messages=conversation),
+            ),
+            ("check, store read, unchanged", partial(trigger.check_and_enqueue, ctx, session_id)),
+            (
+                "check, store read, cold (whole history loaded)",
+                partial(cold_check, ctx, session_id),
+            ),
+        ]
+        for label, call in rows:
+            median, p95 = timed(call, calls)
+            print(f"{label:50} {median:10.3f} {p95:8.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="per-turn threshold check")
     parser.add_argument("--messages", type=int, default=2_000)
@@ -78,44 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         store.append_messages(session_id, conversation)
         # The everyday case (under the threshold), then one over it with its request queued.
         for window in (1_000_000, 200_000):
-            settings = Settings(
-                database_url=url, redis_url="redis://127.0.0.1:6379/10", context_window=window
-            )
-            ctx = Producers(
-                settings=settings, store=store, redis=redis.Redis.from_url(settings.redis_url)
-            )
-            ctx.redis.flushdb()
-            estimate = settings.compaction_config().estimator()
-            first = trigger.check_and_enqueue(ctx, session_id, messages=conversation)
-            print(
-                f"\nsession: {len(conversation)} messages, ~{first.used_tokens:,} tokens, "
-                f"window {window:,}: {first.status}; {args.calls} calls each"
-            )
-            print(f"{'':50} {'median ms':>10} {'p95 ms':>8}")
-            rows: list[tuple[str, Callable[[], object]]] = [
-                (
-                    "full re-estimate of the messages (no cache)",
-                    lambda e=estimate: estimate_messages_tokens(conversation, e),
-                ),
-                (
-                    "check, messages passed, unchanged",
-                    lambda c=ctx: trigger.check_and_enqueue(c, session_id, messages=conversation),
-                ),
-                (
-                    "check, store read, unchanged",
-                    lambda c=ctx: trigger.check_and_enqueue(c, session_id),
-                ),
-                (
-                    "check, store read, cold (whole history loaded)",
-                    lambda c=ctx: (
-                        c.estimates.remember(session_id, -1, 0, 0),
-                        trigger.check_and_enqueue(c, session_id),
-                    ),
-                ),
-            ]
-            for label, call in rows:
-                median, p95 = timed(call, args.calls)
-                print(f"{label:50} {median:10.3f} {p95:8.3f}")
+            window_rows(store, url, window, session_id, conversation, args.calls)
         print("goal: an unchanged session's check <= 1 ms")
     return 0
 

@@ -14,13 +14,23 @@ import statistics
 import time
 from collections import defaultdict
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
-import redis
+from rq import Queue
 
 from benchmarks.engine import load_transcript as load
 from benchmarks.engine import window_for
-from benchmarks.processes import COMPACTION, Events, start, stop, wait_for_workers, worker_env
+from benchmarks.namespace import RedisNamespace, scoped
+from benchmarks.processes import (
+    COMPACTION,
+    REDIS_URL,
+    Events,
+    start,
+    stop,
+    wait_for_workers,
+    worker_env,
+)
 from benchmarks.store import sessions
 from compaction import estimate_messages_tokens
 from compaction.contract import CompactionRequested
@@ -84,9 +94,38 @@ def cpu_by_group(workers: list[int]) -> dict[str, float]:
     return out
 
 
-def scale_row(
-    store: Store, url: str, client: redis.Redis, workers: int, jobs: int
-) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Row:
+    """What one worker count measured."""
+
+    workers: int
+    jobs: int
+    seconds: float  # the measured jobs, first enqueued to last final event read
+    up_s: float  # start to the N workers registered
+    warm_s: float  # the N warm-up jobs
+    outcomes: dict[str, int]  # final events by type
+    memory: list[tuple[int, int]]  # RSS, PSS (KiB) of each worker process
+    parent: tuple[int, int]  # the pool's own process (zero for one worker)
+    cpu: dict[str, float]  # CPU seconds spent by group during the measured jobs
+
+
+def run_jobs(
+    queue: Queue, events: Events, session_ids: list[str], window: int
+) -> tuple[float, float, set[str]]:
+    """Enqueue a job per session at once; the first enqueue's time, the last final event's,
+    and the request ids."""
+    ids = set()
+    first = time.time()
+    for session_id in session_ids:
+        request = CompactionRequested(session_id=session_id, reason="manual", context_window=window)
+        enqueue(queue, request, timeout_s=120)
+        ids.add(request.request_id)
+    events.wait(ids, timeout=60 + 3 * len(session_ids))
+    last = max(events.final[i][1] for i in ids)
+    return first, last, ids
+
+
+def measure(store: Store, url: str, workers: int, jobs: int) -> Row:
     messages = load(MID_SIZE)
     window = window_for(messages)
     warm = sessions(store, messages, workers)
@@ -94,69 +133,62 @@ def scale_row(
     argv = [str(COMPACTION), "worker", "--log-level", "WARNING"]
     if workers > 1:
         argv += ["--pool", str(workers)]
-    process = start(argv, worker_env(url))
-    try:
-        started = time.monotonic()
-        wait_for_workers(client, workers, process)
-        up_s = time.monotonic() - started
-        queue = compaction_queue(client)
-        events = Events(client)
+    namespace = RedisNamespace.fresh(REDIS_URL, tag="bench")
+    with scoped(namespace) as client:
+        process = start(argv, worker_env(url, namespace))
+        try:
+            started = time.monotonic()
+            wait_for_workers(client, namespace.queue, workers, process)
+            up_s = time.monotonic() - started
+            queue = compaction_queue(client, namespace.queue)
+            events = Events(client, namespace.prefix)
+            first, last, _ = run_jobs(queue, events, warm, window)  # each worker's first job
+            warm_s = last - first  # builds its runtime
+            pids = children(process.pid) if workers > 1 else [process.pid]
+            before = cpu_by_group(pids)
+            first, last, ids = run_jobs(queue, events, measured, window)
+            after = cpu_by_group(pids)
+            outcomes: dict[str, int] = defaultdict(int)
+            for request_id in ids:
+                outcomes[events.final[request_id][0]] += 1
+            memory = [memory_kib(pid) for pid in pids]
+            parent = memory_kib(process.pid) if workers > 1 else (0, 0)
+        finally:
+            stop(process)
+    cpu = {k: after[k] - before[k] for k in after}
+    return Row(workers, jobs, last - first, up_s, warm_s, outcomes, memory, parent, cpu)
 
-        def run(session_ids: list[str]) -> tuple[float, float, set[str]]:
-            ids = set()
-            first = time.time()
-            for session_id in session_ids:
-                request = CompactionRequested(
-                    session_id=session_id, reason="manual", context_window=window
-                )
-                enqueue(queue, request, timeout_s=120)
-                ids.add(request.request_id)
-            events.wait(ids, timeout=60 + 3 * len(session_ids))
-            last = max(events.final[i][1] for i in ids)
-            return first, last, ids
 
-        first, last, _ = run(warm)  # the first job of each worker builds its runtime
-        warm_s = last - first
-        pids = children(process.pid) if workers > 1 else [process.pid]
-        before = cpu_by_group(pids)
-        first, last, ids = run(measured)
-        seconds = last - first
-        after = cpu_by_group(pids)
-        outcomes: dict[str, int] = defaultdict(int)
-        for request_id in ids:
-            outcomes[events.final[request_id][0]] += 1
-        memory = [memory_kib(pid) for pid in pids]
-        parent = memory_kib(process.pid) if workers > 1 else (0, 0)
-    finally:
-        stop(process)
-    throughput = jobs / seconds
+def row_line(row: Row) -> str:
+    throughput = row.jobs / row.seconds
+    outcomes = dict(row.outcomes)
     done = outcomes.pop("compaction_done", 0)
     other = ", ".join(f"{n} {k}" for k, n in outcomes.items())
-    rss = statistics.median(m[0] for m in memory) / 1024 if memory else 0.0
-    pss = statistics.median(m[1] for m in memory) / 1024 if memory else 0.0
-    row = (
-        f"{workers:7d} {jobs:5d} {done:5d} {seconds:7.2f} {throughput:7.2f} "
-        f"{throughput / workers:7.1%} {math.ceil(jobs / workers) / seconds:8.1%} "
-        f"{rss:7.0f} {pss:7.0f} {parent[0] / 1024:7.0f} {len(pids):5d} "
-        f"{up_s:5.1f} {warm_s:6.2f}{'  ' + other if other else ''}"
+    rss = statistics.median(m[0] for m in row.memory) / 1024 if row.memory else 0.0
+    pss = statistics.median(m[1] for m in row.memory) / 1024 if row.memory else 0.0
+    return (
+        f"{row.workers:7d} {row.jobs:5d} {done:5d} {row.seconds:7.2f} {throughput:7.2f} "
+        f"{throughput / row.workers:7.1%} {math.ceil(row.jobs / row.workers) / row.seconds:8.1%} "
+        f"{rss:7.0f} {pss:7.0f} {row.parent[0] / 1024:7.0f} {len(row.memory):5d} "
+        f"{row.up_s:5.1f} {row.warm_s:6.2f}{'  ' + other if other else ''}"
     )
-    spent = {k: after[k] - before[k] for k in after}
+
+
+def cpu_line(row: Row) -> str:
+    spent, jobs = row.cpu, row.jobs
     ours = sum(spent[k] for k in ("workers", "bench", "postgres", "redis"))
-    cores = spent["machine"] / seconds
-    cpu = (
-        f"{workers:7d} "
+    cores = spent["machine"] / row.seconds
+    return (
+        f"{row.workers:7d} "
         + " ".join(
             f"{spent[k] / jobs * 1000:8.0f}" for k in ("workers", "postgres", "redis", "bench")
         )
         + f" {(spent['busy'] - ours) / jobs * 1000:8.0f} {spent['busy'] / spent['machine']:6.0%}"
         f" {cores * jobs / max(spent['busy'], 1e-9):9.1f}"
     )
-    return row, cpu
 
 
-def scale_out(
-    store: Store, url: str, client: redis.Redis, counts: list[int], jobs: list[int]
-) -> None:
+def scale_out(store: Store, url: str, counts: list[int], jobs: list[int]) -> None:
     from tests.llm_server import Reply, serve
 
     messages = load(MID_SIZE)
@@ -175,10 +207,9 @@ def scale_out(
         fake.script(Reply(delay_s=1.0))
         fake.add_channel(store, "bench-http", api_key="sk-bench-0123456789")
         for workers, count in zip(counts, jobs, strict=True):
-            client.flushdb()
-            row, cpu = scale_row(store, url, client, workers, count)
-            print(row, flush=True)
-            cpu_rows.append(cpu)
+            row = measure(store, url, workers, count)
+            print(row_line(row), flush=True)
+            cpu_rows.append(cpu_line(row))
     print(
         "   eff = jobs/s / N (ideal: N jobs/s at 1 s a job); eff/wave = ceil(jobs/N) s / time; "
         "RSS, PSS: median per worker process after the run; parent: the pool's own process; "

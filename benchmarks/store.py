@@ -1,6 +1,6 @@
 """Benchmark of the store on PostgreSQL against a plain-psycopg floor (DESIGN §5).
 
-    python -m benchmarks.store [--sizes 1000,10000] [--repeat N]
+    python -m benchmarks.store [--sizes 1000,10000] [--repeat N] [--gc-freeze]
 
 For sessions of each size: times ``Store.load_history(session, "compacted")`` and
 ``Store.apply_compaction(write)`` (the write the core plans on the loaded view, computed before
@@ -12,6 +12,11 @@ with its counts, and marks the tail's pruned rows when the plan has any. Prints 
 store's ms, the floor's ms and their ratio (goal: <= 2), medians of ``--repeat`` runs; nothing
 is asserted.
 
+The store does not pause the garbage collector: a full collection that falls inside a 10,000-row
+load walks every object the process holds (this benchmark's, about 100,000), which doubles that
+load. ``compaction worker`` moves its start-up objects out of the collector's way with
+``gc.freeze()`` (cli/worker.py); ``--gc-freeze`` does the same here after the warm-up.
+
 The database is ``COMPACTION_BENCH_POSTGRES_URL``, or a throwaway one created next to
 ``COMPACTION_TEST_POSTGRES_URL`` (default ``postgresql://127.0.0.1:5432/test``) and dropped at
 the end.
@@ -20,6 +25,7 @@ the end.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import statistics
@@ -28,13 +34,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg.types.json import Json
 from sqlalchemy.engine import make_url
 
 from benchmarks.engine import InstantSummarizer, synthetic
+from benchmarks.floor import floor_apply, floor_load, one
 from compaction import CompactionConfig, compact
 from compaction.messages import Message
 from store import (
@@ -46,21 +53,9 @@ from store import (
     make_sessionmaker,
 )
 from store.migrate import upgrade
-from store.records import EVENT_TYPE
 
 ADMIN_URL = os.environ.get("COMPACTION_TEST_POSTGRES_URL", "postgresql://127.0.0.1:5432/test")
 T = TypeVar("T")
-
-NOT_EVENT = (
-    "(metadata IS NULL OR metadata->>'systemType' IS NULL "
-    f"OR metadata->>'systemType' <> '{EVENT_TYPE}')"
-)
-VISIBLE = (
-    "SELECT id, session_id, seq, seq_minor, role, content, tool_calls, tool_call_id, metadata, "
-    "created_at, compacted_at, compacted_into_id, is_compaction_summary, pruned_at, "
-    "pruned_run_id FROM message WHERE session_id = %s AND compacted_at IS NULL "
-    f"AND {NOT_EVENT} ORDER BY seq, seq_minor"
-)
 
 
 def libpq_url(url: str) -> str:
@@ -76,12 +71,12 @@ def database() -> Iterator[str]:
         return
     name = f"compaction_bench_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        admin.execute(f'CREATE DATABASE "{name}"')
     try:
         yield f"{ADMIN_URL.rsplit('/', 1)[0]}/{name}"
     finally:
         with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager
@@ -94,94 +89,6 @@ def migrated_store() -> Iterator[tuple[str, Store]]:
             yield url, Store(make_sessionmaker(engine))
         finally:
             engine.dispose()
-
-
-def floor_load(conn: psycopg.Connection[Any], session_id: str) -> list[tuple[Any, ...]]:
-    return conn.execute(VISIBLE, (session_id,)).fetchall()
-
-
-def floor_apply(conn: psycopg.Connection[Any], plan: CompactionWrite) -> int:
-    """What ``Store.apply_compaction`` writes, by hand; returns the rows marked compacted."""
-    origin, summary = plan.origin, plan.summary
-    assert summary is not None, "the benchmark's writes always summarize"
-    with conn.transaction(), conn.cursor() as cur:
-        cur.execute(
-            "UPDATE chat_session SET compaction_version = compaction_version + 1 "
-            "WHERE id = %s AND compaction_version = %s RETURNING compaction_version",
-            (origin.session_id, plan.expected_version),
-        )
-        row = cur.fetchone()
-        if row is None:
-            raise RuntimeError("the floor's session moved")
-        version = row[0]
-        now = time.time()
-        cur.execute(
-            "INSERT INTO message (session_id, seq, seq_minor, role, content, "
-            "is_compaction_summary, created_at) VALUES (%s, %s, %s, 'user', %s, true, "
-            "to_timestamp(%s)) RETURNING id",
-            (origin.session_id, summary.last_seq, version, summary.text, now),
-        )
-        summary_id = one(cur.fetchone())
-        cur.execute(
-            "UPDATE message SET compacted_at = to_timestamp(%s), compacted_into_id = %s "
-            "WHERE session_id = %s AND seq BETWEEN %s AND %s AND compacted_at IS NULL "
-            f"AND id <> %s AND {NOT_EVENT}",
-            (now, summary_id, origin.session_id, summary.first_seq, summary.last_seq, summary_id),
-        )
-        removed = cur.rowcount
-        run_id = floor_run(cur, plan, removed, summary_id, version, now)
-        if plan.pruned_ids:
-            cur.execute(
-                "UPDATE message SET pruned_at = to_timestamp(%s), pruned_run_id = %s "
-                "WHERE session_id = %s AND id = ANY(%s) AND role = 'tool' "
-                "AND compacted_at IS NULL AND pruned_at IS NULL AND seq > %s",
-                (now, run_id, origin.session_id, list(plan.pruned_ids), summary.last_seq),
-            )
-        return removed
-
-
-def floor_run(
-    cur: psycopg.Cursor[Any],
-    plan: CompactionWrite,
-    removed: int,
-    summary_id: int,
-    version: int,
-    now: float,
-) -> int:
-    """The floor's run row; its id."""
-    origin = plan.origin
-    cur.execute(
-        "INSERT INTO compaction_run (session_id, request_id, reason, status, language, "
-        "tokens_before, tokens_after, removed_count, pruned_count, summary_message_id, "
-        "compaction_version, model, input_tokens, output_tokens, durations, worker, "
-        "started_at, finished_at) VALUES (%s, %s, %s, 'succeeded', %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s, %s, %s, %s, %s, to_timestamp(%s)) RETURNING id",
-        (
-            origin.session_id,
-            origin.request_id,
-            origin.reason,
-            plan.language,
-            plan.tokens_before,
-            plan.tokens_after,
-            removed,
-            len(set(plan.pruned_ids)),
-            summary_id,
-            version,
-            plan.model,
-            plan.input_tokens,
-            plan.output_tokens,
-            Json(plan.durations) if plan.durations else None,
-            origin.worker,
-            origin.started_at,
-            now,
-        ),
-    )
-    return one(cur.fetchone())
-
-
-def one(row: tuple[Any, ...] | None) -> Any:
-    assert row is not None
-    return row[0]
 
 
 def timed(call: Callable[[], T]) -> tuple[float, T]:
@@ -222,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.freeze() after the warm-up, as compaction worker does after start-up",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     print(f"$ python -m benchmarks.store {' '.join(argv or sys.argv[1:])}".rstrip())
@@ -230,14 +142,17 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"python {platform.python_version()} on {platform.machine()}, "
             f"PostgreSQL {server.split()[0]} at {make_url(url).host}, "
-            f"median of {args.repeat}"
+            f"median of {args.repeat}{', gc frozen after the warm-up' if args.gc_freeze else ''}"
         )
+        warm_up(store, conn)
+        if args.gc_freeze:
+            gc.freeze()
         run(store, conn, sizes, args.repeat)
     return 0
 
 
-def run(store: Store, conn: psycopg.Connection[Any], sizes: list[int], repeat: int) -> None:
-    # warm-up: compiled statements, pooled connections, prepared statements on both sides
+def warm_up(store: Store, conn: psycopg.Connection[Any]) -> None:
+    """Compiled statements, pooled connections, prepared statements on both sides."""
     warm = fresh_sessions(store, 1_000, 6)
     for session_id in warm:
         store.load_history(session_id, "compacted")
@@ -246,6 +161,8 @@ def run(store: Store, conn: psycopg.Connection[Any], sizes: list[int], repeat: i
         store.apply_compaction(plan_for(store, first))
         floor_apply(conn, plan_for(store, second))
 
+
+def run(store: Store, conn: psycopg.Connection[Any], sizes: list[int], repeat: int) -> None:
     print(
         f"{'msgs':>7} {'visible':>7} {'removed':>7} {'pruned':>6} | "
         f"{'load store':>10} {'floor':>7} {'ratio':>6} | "
@@ -262,21 +179,21 @@ def run(store: Store, conn: psycopg.Connection[Any], sizes: list[int], repeat: i
             ours, theirs = sessions[2 * index], sessions[2 * index + 1]
             # alternate who goes first, so that neither always meets a warmer cache
             if index % 2:
-                floor_ms, rows = timed(lambda s=ours: floor_load(conn, s))
-                store_ms, view = timed(lambda s=ours: store.load_history(s, "compacted"))
+                floor_ms, rows = timed(partial(floor_load, conn, ours))
+                store_ms, view = timed(partial(store.load_history, ours, "compacted"))
             else:
-                store_ms, view = timed(lambda s=ours: store.load_history(s, "compacted"))
-                floor_ms, rows = timed(lambda s=ours: floor_load(conn, s))
+                store_ms, view = timed(partial(store.load_history, ours, "compacted"))
+                floor_ms, rows = timed(partial(floor_load, conn, ours))
             loads.append((store_ms, floor_ms))
             visible = len(view) if len(view) == len(rows) else -1
 
             our_plan, their_plan = plan_for(store, ours), plan_for(store, theirs)
             if index % 2:
-                floor_ms, floor_removed = timed(lambda p=their_plan: floor_apply(conn, p))
-                store_ms, applied = timed(lambda p=our_plan: store.apply_compaction(p))
+                floor_ms, floor_removed = timed(partial(floor_apply, conn, their_plan))
+                store_ms, applied = timed(partial(store.apply_compaction, our_plan))
             else:
-                store_ms, applied = timed(lambda p=our_plan: store.apply_compaction(p))
-                floor_ms, floor_removed = timed(lambda p=their_plan: floor_apply(conn, p))
+                store_ms, applied = timed(partial(store.apply_compaction, our_plan))
+                floor_ms, floor_removed = timed(partial(floor_apply, conn, their_plan))
             applies.append((store_ms, floor_ms))
             removed = applied.removed_count if applied.removed_count == floor_removed else -1
             pruned = applied.pruned_count

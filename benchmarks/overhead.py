@@ -1,0 +1,205 @@
+"""Part 1 of ``python -m benchmarks.worker``: the worker's overhead per job.
+
+The largest shared transcript (``cc_spotter_ae4a77f8``) in a PostgreSQL-backed store; the
+instrumented worker of ``benchmarks/timed_worker.py``, already running in another process,
+takes each job. Per job, from ``enqueue`` to the ``compaction_done`` event received on pub/sub:
+the queue hop, the core, the LLM, the store, the publishes and the rest, set against a floor
+measured in the same run with plain psycopg and redis-py (see ``benchmarks/worker.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import psycopg
+import redis
+
+from benchmarks.engine import InstantSummarizer, window_for
+from benchmarks.engine import load_transcript as load
+from benchmarks.floor import floor_load
+from benchmarks.namespace import RedisNamespace, scoped
+from benchmarks.processes import REDIS_URL, start, stop, wait_for_workers, worker_env
+from benchmarks.store import libpq_url, sessions
+from benchmarks.timed_worker import timings_key
+from compaction import CompactionConfig, compact
+from compaction.contract import CompactionDone, CompactionRequested
+from service.keys import events_channel
+from service.queue import compaction_queue, enqueue
+from store import Store
+
+LARGEST = "cc_spotter_ae4a77f8"
+WARM_UP = 3  # jobs run first and left out of the figures
+
+Record = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Sessions for the measured jobs and for the floor, and what the floor writes."""
+
+    window: int
+    ours: list[str]
+    floors: list[str]
+    summary: str
+    done_event: str
+
+
+def workload(store: Store, repeat: int) -> Workload:
+    messages = load(LARGEST)
+    window = window_for(messages)
+    ours = sessions(store, messages, repeat + WARM_UP)
+    floors = sessions(store, messages, repeat + WARM_UP)
+    numbered = [replace(m, id=i) for i, m in enumerate(messages, start=1)]
+    config = CompactionConfig(context_window=window)
+    result = compact(numbered, config, InstantSummarizer(), reason="manual")
+    done_event = CompactionDone(
+        session_id=floors[0],
+        request_id="0" * 32,
+        reason="manual",
+        removed_count=result.removed_count,
+        summary_message_id=1,
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+        run_id=1,
+    ).to_json()
+    print(
+        f"\n1. overhead: {LARGEST}, {len(messages)} messages, ~{result.tokens_before:,} tokens, "
+        f"window {window:,}; {result.removed_count} rows summarized; median of {repeat} jobs"
+    )
+    return Workload(window, ours, floors, result.summary_text, done_event)
+
+
+def overhead(store: Store, url: str, repeat: int) -> None:
+    work = workload(store, repeat)
+    namespace = RedisNamespace.fresh(REDIS_URL, tag="bench")
+    with scoped(namespace) as client:
+        records = measured_jobs(client, namespace, url, work)
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            floors = [
+                floor_once(conn, client, namespace.prefix, session_id, work)
+                for session_id in work.floors
+            ]
+    report(records, floors[WARM_UP:])
+
+
+def measured_jobs(
+    client: redis.Redis, namespace: RedisNamespace, url: str, work: Workload
+) -> list[Record]:
+    """Each session's job through the instrumented worker; the timings of all but the first
+    ``WARM_UP``, with the end to end time and the queue hop."""
+    process = start([sys.executable, "-m", "benchmarks.timed_worker"], worker_env(url, namespace))
+    records: list[Record] = []
+    try:
+        wait_for_workers(client, namespace.queue, 1, process)
+        queue = compaction_queue(client, namespace.queue)
+        pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub.subscribe(events_channel(namespace.prefix))
+        for index, session_id in enumerate(work.ours):
+            request = CompactionRequested(
+                session_id=session_id, reason="manual", context_window=work.window
+            )
+            enqueued = time.time()
+            enqueue(queue, request, timeout_s=120)
+            ended = wait_done(pubsub, request.request_id)
+            reply = client.blpop([timings_key(namespace.prefix)], timeout=30)
+            if reply is None:
+                raise RuntimeError("the worker sent no timings")
+            record = json.loads(reply[1])
+            record.update(total=ended - enqueued, hop=record["start"] - enqueued)
+            if index >= WARM_UP:
+                records.append(record)
+            time.sleep(0.05)  # RQ's bookkeeping after the job, then BLPOP again
+        pubsub.close()
+    finally:
+        stop(process)
+    return records
+
+
+def wait_done(pubsub: Any, request_id: str, timeout: float = 60.0) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        message = pubsub.get_message(timeout=1.0)
+        if message is None:
+            continue
+        event = json.loads(message["data"])
+        if event.get("requestId") == request_id and event["type"] != "compaction_start":
+            if event["type"] != "compaction_done":
+                raise RuntimeError(f"the job ended {event['type']}: {event}")
+            return time.time()
+    raise RuntimeError(f"request {request_id} did not finish within {timeout:g} s")
+
+
+def floor_once(
+    conn: psycopg.Connection[Any],
+    client: redis.Redis,
+    prefix: str,
+    session_id: str,
+    work: Workload,
+) -> float:
+    """The floor: the visible rows, the summary INSERT and range UPDATE, one PUBLISH."""
+    started = time.perf_counter()
+    rows = floor_load(conn, session_id)
+    first_seq, last_seq = rows[3][2], rows[-4][2]  # a head and a tail, as the core keeps them
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO message (session_id, seq, seq_minor, role, content, "
+            "is_compaction_summary, created_at) VALUES (%s, %s, 1, 'user', %s, true, now()) "
+            "RETURNING id",
+            (session_id, last_seq, work.summary),
+        )
+        row = cur.fetchone()
+        assert row is not None
+        cur.execute(
+            "UPDATE message SET compacted_at = now(), compacted_into_id = %s WHERE session_id = %s "
+            "AND seq BETWEEN %s AND %s AND compacted_at IS NULL AND id <> %s",
+            (row[0], session_id, first_seq, last_seq, row[0]),
+        )
+    client.publish(events_channel(prefix), work.done_event)
+    return time.perf_counter() - started
+
+
+def median_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def report(records: list[Record], floor_times: list[float]) -> None:
+    def med(name: str) -> float:
+        return median_ms([r.get(name, 0.0) for r in records])
+
+    def part(r: Record, name: str) -> float:
+        return r.get(name, 0.0)
+
+    core = med("core")
+    service = median_ms([r["total"] - part(r, "core") - part(r, "llm") for r in records])
+    rest = median_ms(
+        [
+            r["total"] - r["hop"] - sum(part(r, k) for k in ("core", "llm", "store", "publish"))
+            for r in records
+        ]
+    )
+    floor = median_ms(floor_times)
+    print(
+        f"   end to end {med('total'):7.1f} ms = queue hop {med('hop'):5.1f} + core "
+        f"{core:6.1f} + llm {med('llm'):4.2f} + store {med('store'):6.1f} + publish "
+        f"{med('publish'):4.2f} + rest {rest:5.1f} (lock, pending key, RQ; medians)"
+    )
+    print(
+        f"   overhead (end to end - llm - core) {service:6.1f} ms; floor (psycopg SELECT + "
+        f"INSERT + UPDATE, one PUBLISH) {floor:5.1f} ms; ratio {service / floor:5.2f} "
+        "(goal <= 3)"
+    )
+    details = sorted(
+        ((med(k), k.removeprefix("store.")) for k in records[0] if k.startswith("store.")),
+        reverse=True,
+    )
+    print("   store by call (median ms): " + ", ".join(f"{n} {ms:.1f}" for ms, n in details))
+    hops = sorted(r["hop"] * 1000 for r in records)
+    print(
+        f"   queue hop (enqueue -> job function) median {statistics.median(hops):5.2f} ms, "
+        f"max {hops[-1]:5.2f} ms (goal: median <= 10 ms)"
+    )

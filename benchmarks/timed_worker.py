@@ -1,0 +1,156 @@
+"""The worker process of ``benchmarks/overhead.py``: the real job on a ``SimpleWorker``, with a
+``Runtime`` whose ``client_factory`` answers instantly in-process and timers around the core,
+the store and the publisher. Each job pushes its timings to ``timings_key(prefix)``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from rq import SimpleWorker
+from rq.serializers import JSONSerializer
+
+import worker.jobs as jobs
+import worker.pipeline as pipeline
+from benchmarks.engine import SUMMARY
+from service.redis import redis_client
+from service.settings import Settings
+from store import Store
+from worker.llm import Completion
+from worker.runtime import Runtime, install
+
+T = TypeVar("T")
+
+
+def timings_key(prefix: str) -> str:
+    """Under the namespace's prefix, so clearing the namespace deletes it."""
+    return f"{prefix}:bench:timings"
+
+
+class Timers:
+    """Exclusive seconds per component for the job being run (reset when a job starts): time
+    spent in a nested measured call (the store read that resolves the channel, the LLM, both
+    inside ``compact()``) counts for the inner component only."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.nested: list[float] = []
+        self.done = False
+
+    def reset(self) -> None:
+        self.seconds.clear()
+        self.nested.clear()
+        self.done = False
+
+    @contextmanager
+    def measure(self, name: str, detail: str | None = None) -> Iterator[None]:
+        self.nested.append(0.0)
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = time.perf_counter() - started
+            inner = self.nested.pop()
+            self.seconds[name] += elapsed - inner
+            if detail:
+                self.seconds[detail] += elapsed - inner
+            if self.nested:
+                self.nested[-1] += elapsed
+
+    def timed(
+        self, name: str, call: Callable[..., T], detail: str | None = None
+    ) -> Callable[..., T]:
+        def wrapper(*args: Any, **kwargs: Any) -> T:
+            with self.measure(name, detail):
+                return call(*args, **kwargs)
+
+        return wrapper
+
+
+class InstantClient:
+    """A ``ChatClient`` that answers at once, without I/O."""
+
+    provider = "fake"
+
+    def __init__(self, model: str, timers: Timers) -> None:
+        self.model = model
+        self.timers = timers
+
+    def complete(self, prompt: str, max_tokens: int) -> Completion:
+        with self.timers.measure("llm"):
+            return Completion(SUMMARY, len(prompt) // 4, len(SUMMARY) // 4)
+
+
+class TimedStore:
+    """Every call to the wrapped ``Store`` counts as store time."""
+
+    def __init__(self, inner: Store, timers: Timers) -> None:
+        self._inner = inner
+        self._timers = timers
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._inner, name)
+        if not callable(attribute):
+            return attribute
+        return self._timers.timed("store", attribute, f"store.{name}")
+
+
+def instrument(timers: Timers) -> Runtime:
+    """The runtime from the environment's settings, with the instant client and the timers
+    around the store, the publisher, the core and the write plan."""
+    runtime = Runtime.from_settings(Settings())
+    runtime.client_factory = lambda channel: InstantClient(channel.model, timers)
+    runtime.store = TimedStore(runtime.store, timers)  # type: ignore[assignment]
+    publish = runtime.publisher.publish
+
+    def timed_publish(event: Any) -> bool:
+        with timers.measure("publish_after" if timers.done else "publish"):
+            sent = publish(event)
+        timers.done = timers.done or event.type == "compaction_done"
+        return sent
+
+    runtime.publisher.publish = timed_publish  # type: ignore[method-assign]
+    # the names the pipeline calls them by
+    pipeline.compact = timers.timed("core", pipeline.compact)  # type: ignore[attr-defined]
+    pipeline.compaction_write = timers.timed(  # type: ignore[attr-defined]
+        "store",
+        pipeline.compaction_write,  # type: ignore[attr-defined]
+        "store.compaction_write",
+    )
+    return runtime
+
+
+def main() -> None:
+    """The worker (its own process; settings from the environment)."""
+    timers = Timers()
+    runtime = instrument(timers)
+    settings = runtime.settings
+    key = timings_key(settings.channel_prefix)
+    entry = jobs.compaction_requested
+
+    def compaction_requested(payload: dict[str, Any]) -> dict[str, Any]:
+        timers.reset()
+        started_at, started = time.time(), time.perf_counter()
+        result = entry(payload)
+        record: dict[str, Any] = {**timers.seconds, "job": time.perf_counter() - started}
+        record.update(start=started_at, request=payload.get("requestId"))
+        runtime.redis.rpush(key, json.dumps(record))
+        return result
+
+    jobs.compaction_requested = compaction_requested  # RQ looks the function up by name
+    install(runtime)
+    gc.freeze()  # as ``compaction worker`` does once started (cli/worker.py)
+    connection = redis_client(settings.redis_url)
+    SimpleWorker([settings.queue_name], connection=connection, serializer=JSONSerializer).work(
+        logging_level="WARNING"
+    )
+
+
+if __name__ == "__main__":
+    main()
