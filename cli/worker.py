@@ -15,17 +15,17 @@ import time
 from typing import Any
 
 import redis
-import structlog
 from rq import SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 from rq.worker_pool import WorkerPool
 
+from service import logs
 from service.redis import redis_client
 from service.settings import Settings
 from worker import metrics
 from worker.runtime import Runtime, install
 
-log = structlog.get_logger("compaction.worker")
+log = logs.get_logger("compaction.worker")
 MAX_BACKOFF_S = 10.0
 
 

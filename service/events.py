@@ -13,15 +13,15 @@ import time
 from typing import Any
 
 import redis
-import structlog
 from pydantic import ValidationError
 
 from compaction.contract import FINAL_EVENTS, AnyEvent, Wire, parse_event
 from compaction.errors import one_line
+from service import logs
 from service.keys import events_channel, events_stream
 from service.redis import text
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 #: the longest a blocking read waits, so ``close()`` and timeouts stay responsive
 BLOCK_MS = 1_000

@@ -1,16 +1,20 @@
 """Structured logs (docs/architecture.md, "Logs and metrics"): one JSON object per line on stderr.
 
-Our code logs with ``structlog.get_logger(name)`` and keyword fields; libraries (RQ, the SDKs)
-log through the standard ``logging`` module. Both go through one stdlib handler whose
-``structlog.stdlib.ProcessorFormatter`` renders every record alike: ``ts`` (ISO 8601, UTC),
-``level``, ``logger``, ``msg``, then the fields (a stdlib record's ``extra`` included). API keys
-never reach a log call: channels hold them as ``SecretStr`` and error text is scrubbed.
+Our code logs with ``get_logger(name)`` and keyword fields; each call becomes a record of the
+standard library's logger ``name``, the fields its ``extra``. So a program that embeds the
+producers (a gateway) decides where they go with its own ``logging`` configuration, and one that
+configures nothing gets nothing on stdout. Our commands call ``configure()``: one stderr handler
+whose ``structlog.stdlib.ProcessorFormatter`` renders every record alike, ours and the
+libraries' (RQ, the SDKs): ``ts`` (ISO 8601, UTC), ``level``, ``logger``, ``msg``, then the
+fields. API keys never reach a log call: channels hold them as ``SecretStr`` and error text is
+scrubbed.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
@@ -45,21 +49,41 @@ def formatter() -> logging.Formatter:
     )
 
 
+#: attributes of a ``logging.LogRecord``: a field of the same name would overwrite them
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+}
+
+
+def _keep_record_attributes(_logger: WrappedLogger, _method: str, event: EventDict) -> EventDict:
+    """A field named like a record attribute (``name``, ``module``...) gets a ``field_`` prefix
+    instead of failing the log call."""
+    for key in [k for k in event if k in _RECORD_ATTRIBUTES and k != "exc_info"]:
+        event[f"field_{key}"] = event.pop(key)
+    return event
+
+
+_TO_STDLIB: list[Processor] = [
+    structlog.stdlib.filter_by_level,
+    _keep_record_attributes,
+    structlog.stdlib.render_to_log_kwargs,
+]
+
+
+def get_logger(name: str) -> Any:
+    """A ``structlog`` logger (keyword fields) over the standard library's logger ``name``."""
+    return structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=_TO_STDLIB,
+        wrapper_class=structlog.stdlib.BoundLogger,
+    )
+
+
 def configure(level: str = "INFO") -> None:
+    """Every record, ours and the libraries', as one JSON line on stderr from ``level`` up."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    structlog.configure(
-        processors=[
-            structlog.stdlib.filter_by_level,
-            *_SHARED,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        # Not cached: loggers made at import follow a later configure() (and the tests'
-        # structlog.testing.capture_logs).
-        cache_logger_on_first_use=False,
-    )

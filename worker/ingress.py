@@ -16,7 +16,6 @@ import threading
 from typing import Any
 
 import redis
-import structlog
 from pydantic import ValidationError
 
 from compaction.contract import (
@@ -26,13 +25,14 @@ from compaction.contract import (
     valid_session_id,
 )
 from compaction.errors import SkipCode, invalid_request
+from service import logs
 from service.events import EventPublisher
 from service.keys import dead_stream, requests_stream
 from service.queue import submit
 from service.redis import stream_client
 from service.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 GROUP = "compaction-ingress"
 MAX_BACKOFF_S = 5.0

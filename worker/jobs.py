@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from pydantic import ValidationError
 
 from compaction.contract import (
@@ -21,6 +20,7 @@ from compaction.contract import (
     valid_session_id,
 )
 from compaction.errors import CompactionError, ErrorCode, invalid_request
+from service import logs
 from service.keys import pending_key
 from store.records import EventRow, FailedRun
 from worker import texts
@@ -28,7 +28,7 @@ from worker.lock import SessionLock, heartbeat
 from worker.pipeline import JobRun, run_locked
 from worker.runtime import Runtime, current
 
-log = structlog.get_logger("compaction.job")
+log = logs.get_logger("compaction.job")
 
 
 def compaction_requested(payload: dict[str, Any]) -> dict[str, Any]:

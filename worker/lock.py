@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
-import structlog
 from redis.lock import Lock
 
 from compaction.errors import LockLost
+from service import logs
 from service.keys import lock_key, lock_token
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 
 class SessionLock:

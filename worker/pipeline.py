@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
 from compaction import CompactionConfig, CompactionResult, compact, estimate_messages_tokens
 from compaction.contract import (
     AnyEvent,
@@ -28,6 +26,7 @@ from compaction.contract import (
 )
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
+from service import logs
 from service.context import SessionContext
 from store.records import (
     AppliedCompaction,
@@ -41,7 +40,7 @@ from worker.lock import SessionLock
 from worker.runtime import Runtime
 from worker.summarizers import ChannelSummarizer
 
-log = structlog.get_logger("compaction.job")
+log = logs.get_logger("compaction.job")
 
 
 class JobRun:

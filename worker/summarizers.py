@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import logging
 
-import structlog
-
 from compaction.engine import SummaryRequest
 from compaction.errors import LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort
 from compaction.offline import OfflineSummarizer
+from service import logs
 from worker.llm import Completion, LlmSummarizer
 from worker.runtime import Runtime
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 
 class ChannelSummarizer:

@@ -4,10 +4,10 @@ session. Same harness as ``test_worker_jobs.py``."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
-from structlog.testing import capture_logs
 
 from compaction.contract import CompactionFailed
 from tests.fakes import conversation
@@ -19,19 +19,21 @@ pytestmark = pytest.mark.integration
 
 
 @SQLITE_ONLY
-def test_invalid_payload_without_a_session_is_logged_not_published(h: Harness) -> None:
+def test_invalid_payload_without_a_session_is_logged_not_published(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
     install(h.runtime())
 
-    with capture_logs() as logs:
+    with caplog.at_level(logging.INFO):
         result = compaction_requested({"reason": "manual", "requestId": "r-1"})
 
     assert result["type"] == "compaction_failed"
     assert result["code"] == "invalid_request"
     assert "sessionId" in result["error"]
     assert h.raw_events() == []
-    [record] = [r for r in logs if r["event"] == "invalid job"]
-    assert record["log_level"] == "error"
-    assert record["code"] == "invalid_request"
+    [record] = [r for r in caplog.records if r.getMessage() == "invalid job"]
+    assert (record.name, record.levelname) == ("compaction.job", "ERROR")
+    assert record.code == "invalid_request"  # type: ignore[attr-defined]
     assert_valid(result, "event.schema.json")
 
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine
-from structlog.testing import capture_logs
 
 from compaction.contract import CompactionDone
 from compaction.errors import LlmError
@@ -60,8 +59,7 @@ def test_channel_key_never_leaks(
     before = h.state(session_id)
     request = manual(session_id)
 
-    with capture_logs() as entries:
-        final = run(runtime, request)
+    final = run(runtime, request)
 
     failed = assert_failed(h, session_id, before, final, request, "llm_error")
     assert str(status) in failed.error
@@ -74,8 +72,8 @@ def test_channel_key_never_leaks(
     rows = snapshot(engine)
     rows.pop("model_channel")
     assert key not in _dump(rows)
-    # logs: ours with their fields; the libraries' records, as JSON lines, as text, themselves
-    assert entries and key not in _dump(entries)
+    # logs, ours and the libraries': as JSON lines, as text, the records themselves
+    assert any(r.getMessage() == "compaction job" for r in caplog.records)
     plain = logging.Formatter("%(name)s %(message)s")
     for record in caplog.records:
         assert key not in logs.formatter().format(record), record.name
