@@ -112,9 +112,7 @@ def test_the_installed_console_script(settings: dict[str, str], cli: Cli, tmp_pa
     assert [(r["role"], r["content"]) for r in rows] == [("user", "hi")] * 2
 
 
-def test_import_compact_views_iterate_restore(
-    cli: Cli, fake_llm: FakeLLM, worker: subprocess.Popen[bytes], tmp_path: Path
-) -> None:
+def add_auxiliary_channel(cli: Cli, fake_llm: FakeLLM) -> None:
     cli(
         "channel",
         "add",
@@ -130,12 +128,10 @@ def test_import_compact_views_iterate_restore(
         "--auxiliary",
         "--default",
     )
-    transcript = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
-    session = cli("import", str(transcript)).stdout.strip()
-    original = history(cli, session, "compacted")
-    assert len(original) == 166
 
-    first = json.loads(cli("compact", session, "--wait", "--timeout", "60").stdout)
+
+def assert_first_compaction(cli: Cli, session: str, first: dict[str, Any]) -> None:
+    """Both views after one compaction of the 166-message transcript."""
     assert first["type"] == "compaction_done" and first["sessionId"] == session
     compacted = history(cli, session, "compacted")
     full = history(cli, session, "full")
@@ -149,6 +145,18 @@ def test_import_compact_views_iterate_restore(
     # The summary sits right after the rows it replaced, in the full view.
     position = [r["id"] for r in full].index(first["summaryMessageId"])
     assert full[position - 1]["id"] == marked[-1]["id"]
+
+
+def test_import_compact_views_iterate_restore(
+    cli: Cli, fake_llm: FakeLLM, worker: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    add_auxiliary_channel(cli, fake_llm)
+    transcript = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
+    session = cli("import", str(transcript)).stdout.strip()
+    assert len(history(cli, session, "compacted")) == 166
+
+    first = json.loads(cli("compact", session, "--wait", "--timeout", "60").stdout)
+    assert_first_compaction(cli, session, first)
 
     # More conversation, then a second compaction: iterative, the first summary folded in.
     later = tmp_path / "later.json"
