@@ -8,11 +8,12 @@ that gateways in other languages can validate against it.
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeGuard
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from compaction.errors import ErrorCode, SkipCode
@@ -31,7 +32,12 @@ def new_request_id() -> str:
 
 class Camel(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        extra="forbid",
+        # The patterns below are ECMA 262 and Python alike; Rust's regex cannot spell a surrogate.
+        regex_engine="python-re",
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -48,36 +54,93 @@ class Wire(Camel):
     v: Literal[1] = SCHEMA_VERSION
 
 
+# Text on the wire is valid Unicode: JSON can spell a lone surrogate ("\ud800"), which no
+# database, Redis key or JSON encoder takes. Ids and names hold no control character either.
+# One pattern serves the validator and the exported schema (docs/architecture.md, "The job"):
+# a pair of surrogates is one character to Python and a gateway's validator, two to ECMA 262.
+_PAIR = r"[\ud800-\udbff][\udc00-\udfff]"
+_END = r"(?![\s\S])"  # the end: Python's "$" also matches before a final newline
+TEXT_PATTERN = rf"^(?:[^\ud800-\udfff]|{_PAIR})*{_END}"
+NAME_PATTERN = rf"^(?:[^\x00-\x1f\x7f\ud800-\udfff]|{_PAIR})*{_END}"
+
 #: a session id's length, for every layer that reads or stores one (the wire models here)
 MAX_SESSION_ID = 128
-SessionId = Annotated[str, Field(min_length=1, max_length=MAX_SESSION_ID)]
+SessionId = Annotated[str, Field(min_length=1, max_length=MAX_SESSION_ID, pattern=NAME_PATTERN)]
+MAX_REQUEST_ID = 64
+RequestId = Annotated[str, Field(min_length=1, max_length=MAX_REQUEST_ID, pattern=NAME_PATTERN)]
+
+
+def _name(value: object, longest: int) -> TypeGuard[str]:
+    return (
+        isinstance(value, str) and 0 < len(value) <= longest and bool(re.match(NAME_PATTERN, value))
+    )
 
 
 def valid_session_id(value: object) -> TypeGuard[str]:
-    """Whether ``value`` is a session id: a string of 1 to ``MAX_SESSION_ID`` characters."""
-    return isinstance(value, str) and 0 < len(value) <= MAX_SESSION_ID
+    """Whether ``value`` is a session id: 1 to ``MAX_SESSION_ID`` characters, none of them a
+    control character or a lone surrogate."""
+    return _name(value, MAX_SESSION_ID)
 
+
+def readable_ids(data: object) -> tuple[str | None, str | None]:
+    """The session and request ids of a payload that failed validation, where an event can
+    name them (docs/architecture.md, "The job")."""
+    if not isinstance(data, dict):
+        return None, None
+    session_id, request_id = data.get("sessionId"), data.get("requestId")
+    return (
+        session_id if valid_session_id(session_id) else None,
+        request_id if _name(request_id, MAX_REQUEST_ID) else None,
+    )
+
+
+def _json_number(value: object) -> object:
+    """A number as JSON spells one: pydantic alone would also take ``"5000"`` and ``true``,
+    which the schema's ``integer`` refuses."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a JSON number")
+    return value
+
+
+#: RFC 3339 with its offset (``Z`` or ``+hh:mm``): pydantic alone would also take a time
+#: without offset, a date or a number of seconds, which the schema's ``date-time`` refuses
+RFC3339 = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+    rf"(?:[Zz]|[+-][0-9]{{2}}:[0-9]{{2}}){_END}"
+)
+
+
+def _rfc3339(value: object) -> object:
+    if isinstance(value, datetime) or (isinstance(value, str) and re.match(RFC3339, value)):
+        return value
+    raise ValueError("must be an RFC 3339 date-time with an offset, e.g. 2026-11-30T00:00:00Z")
+
+
+Timestamp = Annotated[
+    AwareDatetime, BeforeValidator(_rfc3339), Field(json_schema_extra={"pattern": RFC3339})
+]
 
 #: a request's model name and context window; an agent's settings keep to them too
 MODEL_MAX_CHARS = 128
 CONTEXT_WINDOW_MIN, CONTEXT_WINDOW_MAX = 1_000, 10_000_000
-ModelName = Annotated[str, Field(max_length=MODEL_MAX_CHARS)]
-ContextWindow = Annotated[int, Field(ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MAX)]
+ModelName = Annotated[str, Field(max_length=MODEL_MAX_CHARS, pattern=NAME_PATTERN)]
+ContextWindow = Annotated[
+    int, Field(ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MAX), BeforeValidator(_json_number)
+]
 
 
 class CompactionRequested(Wire):
     """The job payload: one request to compact one session."""
 
+    v: Annotated[Literal[1], BeforeValidator(_json_number)] = SCHEMA_VERSION
     type: Literal["compaction_requested"] = "compaction_requested"
     session_id: SessionId
     reason: Reason
-    request_id: Annotated[str, Field(min_length=1, max_length=64)] = Field(
-        default_factory=new_request_id
-    )
-    requested_at: datetime = Field(default_factory=now)
+    request_id: RequestId = Field(default_factory=new_request_id)
+    requested_at: Timestamp = Field(default_factory=now)
     model: ModelName | None = None
     context_window: ContextWindow | None = None
-    focus: Annotated[str, Field(max_length=2_000)] | None = None
+    focus: Annotated[str, Field(max_length=2_000, pattern=TEXT_PATTERN)] | None = None
 
 
 class Event(Wire):

@@ -5,6 +5,8 @@ and the ingress all build their names here; the prefix is a setting (``compactio
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 
 QUEUE = "compaction"
@@ -17,6 +19,10 @@ def lock_key(prefix: str, session_id: str) -> str:
 
 def pending_key(prefix: str, session_id: str) -> str:
     return f"{prefix}:pending:{session_id}"
+
+
+def running_key(prefix: str, session_id: str) -> str:
+    return f"{prefix}:running:{session_id}"
 
 
 def events_channel(prefix: str) -> str:
@@ -35,8 +41,11 @@ def dead_stream(prefix: str) -> str:
     return f"{requests_stream(prefix)}:dead"
 
 
-def job_id(request_id: str) -> str:
-    return f"compaction-{request_id}"
+def job_id(session_id: str, request_id: str) -> str:
+    """``compaction-<32 hex>``, a digest of both ids: one job per session and request (two
+    sessions' requests may share an id), in the characters RQ allows whatever the ids hold."""
+    both = json.dumps([session_id, request_id]).encode()  # ASCII escapes: any str encodes
+    return f"compaction-{hashlib.sha256(both).hexdigest()[:32]}"
 
 
 # The lock's value names the request that holds it, so a gateway waiting on the session can

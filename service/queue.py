@@ -33,12 +33,13 @@ def compaction_queue(client: redis.Redis, name: str = "compaction") -> Queue:
 
 
 def enqueue(queue: Queue, request: CompactionRequested, *, timeout_s: int) -> Job:
-    """The job's id is derived from the request id, so a request is queued at most once."""
+    """The job's id is derived from the session and request ids, so a request is queued at
+    most once (docs/architecture.md, "The job")."""
     return queue.enqueue_call(
         JOB_FUNCTION,
         args=(request.to_wire(),),
         timeout=timeout_s,
-        job_id=job_id(request.request_id),
+        job_id=job_id(request.session_id, request.request_id),
         result_ttl=3_600,
         failure_ttl=86_400,
         description=f"compaction {request.reason} {request.session_id}",

@@ -76,12 +76,18 @@ class Processes:
 
     def worker(self, *args: str, env: dict[str, str] | None = None, **settings: str) -> Proc:
         """``compaction worker ARGS``; ``settings`` by name (``lock_ttl_s="2"``)."""
+        return self.command("worker", *args, env=env, **settings)
+
+    def command(
+        self, name: str, *args: str, env: dict[str, str] | None = None, **settings: str
+    ) -> Proc:
+        """``compaction NAME ARGS`` (``worker``, ``ingress``) with the test's settings."""
         merged = {
             **(env or self.env),
             **{f"COMPACTION_{k.upper()}": v for k, v in settings.items()},
         }
-        log = self.tmp / f"worker-{len(self.started)}.log"
-        proc = Proc(start([str(COMPACTION), "worker", *args], merged, log), log)
+        log = self.tmp / f"{name}-{len(self.started)}.log"
+        proc = Proc(start([str(COMPACTION), name, *args], merged, log), log)
         self.started.append(proc)
         return proc
 
