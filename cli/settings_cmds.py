@@ -17,7 +17,7 @@ from compaction.config import (
 from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
 from compaction.errors import InvalidRequest
 from store.models import PROVIDERS
-from store.records import ChannelConfig, mask
+from store.records import ChannelConfig, mask, mask_url
 
 
 def register(commands: Any) -> None:
@@ -77,7 +77,7 @@ def channel_row(channel: ChannelConfig, default_id: int | None) -> dict[str, Any
         "name": channel.name,
         "provider": channel.provider,
         "model": channel.model,
-        "baseUrl": channel.base_url,
+        "baseUrl": mask_url(channel.base_url) if channel.base_url else None,
         "apiKey": mask(key) if key else None,
         "apiKeyEnv": channel.api_key_env,
         "auxiliary": channel.is_auxiliary,

@@ -10,7 +10,7 @@ compressors slow (measured: 30 ms per 250 kB against under 1 ms).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compaction.blocks import blocks
@@ -31,9 +31,21 @@ class _Rule:
     #: the match, not in the pattern, so the pattern stays literal-led and fast to search
     word: bool
 
-    def replace(self, match: re.Match[str]) -> str:
+    @property
+    def in_context(self) -> bool:
+        """Whether what the rule takes out is a secret by its context (a keyword before it, the
+        lines of a key block) and not by its own shape, as a provider's key is."""
+        return self.keep_head or not self.word
+
+    def secret(self, match: re.Match[str]) -> str | None:
+        """What the rule takes out at ``match``; None where the match is no secret after all."""
         start = match.start()
         if self.word and start and match.string[start - 1] in _WORD_CHARS:
+            return None
+        return match.group(0)[match.end("head") - start :] if self.keep_head else match.group(0)
+
+    def replace(self, match: re.Match[str]) -> str:
+        if self.secret(match) is None:
             return match.group(0)
         return f"{match.group('head')}{REDACTED}" if self.keep_head else REDACTED
 
@@ -46,12 +58,15 @@ def _casings(word: str) -> list[str]:
     return list(dict.fromkeys([word, word.upper(), word.capitalize()]))
 
 
-# A value is not a call (``secrets = load_secrets()``); a bare "token" value holds a digit and
-# is not a path; "Basic" takes base64 only.
-_VALUE = r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;()]{6,}(?![\w(])"
+# A value is not a call (``secrets = load_secrets()``) and stops at an "&" that starts the next
+# query parameter (``access_token=x&state=y``); a bare "token" value holds a digit and is not a
+# path; "Basic" takes base64 only.
+_VALUE = r"[\"']?\s*[:=]\s*[\"']?)(?:[^\s\"',;()&]|&(?![\w.\-]+=)){6,}(?![\w(])"
 _BEARER = r"\s+)(?!/)[A-Za-z0-9._~+/\-]{16,}=*"
 _TOKEN = r"\s+)(?=[A-Za-z0-9._~+/\-]*\d)(?!/)[A-Za-z0-9._~+/\-]{16,}=*"
 _BASIC = r"\s+)[A-Za-z0-9+/]{16,}={0,2}(?![\w-])"
+# ``curl -u user:password`` (or ``-su``, ``--user``), anywhere on the command's line
+_CURL_USER = r"\b[^\n]*?\s(?:-[A-Za-z]*u|--user)(?:\s+|=)[\"']?[^\s:\"']+:)[^\s\"']+"
 
 _RULES: tuple[_Rule, ...] = (
     _rule(
@@ -75,9 +90,15 @@ _RULES: tuple[_Rule, ...] = (
     _rule("eyJ", r")[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     # user:password@ inside a URL
     _rule("://", r"[^\s:/@]+:)[^\s@/]+(?=@)", keep_head=True, word=False),
+    _rule("curl", _CURL_USER, keep_head=True),
+    # an OAuth authorization code in a redirect URL
+    *(_rule(f"{c}code=", r")[^\s&#\"'<>]{8,}", keep_head=True, word=False) for c in "?&"),
     *(_rule(w, _BEARER, keep_head=True) for w in _casings("bearer")),
     _rule("Basic", _BASIC, keep_head=True),
     *(_rule(w, _TOKEN, keep_head=True) for w in ("Token", "token")),
+    # ``DB_PASS=``, ``redis_pass:`` (not "passed", not "PASS=" alone: "pass" is in every test
+    # log, and a rule chosen is a pass over the text)
+    *(_rule(w, _VALUE, keep_head=True, word=False) for w in ("_PASS", "_pass")),
     *(
         _rule(w, r"[A-Za-z0-9_\-]*" + _VALUE, keep_head=True, word=False)
         for word in (
@@ -88,10 +109,15 @@ _RULES: tuple[_Rule, ...] = (
             "secret",
             "password",
             "passwd",
+            "passphrase",
             "access_token",
             "accessToken",
             "auth_token",
             "authToken",
+            "refresh_token",
+            "refreshToken",
+            "id_token",
+            "idToken",
             "private_key",
             "privateKey",
             "client_secret",
@@ -115,12 +141,14 @@ _GATE_WORDS = (
     "glpat-",
     "eyj",
     "://",
+    "curl",
+    "code=",
     "bearer",
     "basic",
     "token",
     "api",
     "secret",
-    "passw",
+    "pass",
     "private",
 )
 
@@ -202,3 +230,59 @@ def _redact_block(texts: Sequence[str], rules: Rules | None) -> list[str]:
     if len(parts) != len(texts):  # a secret spanned two entries: redact them one by one
         return [redact(t, rules) for t in texts]
     return parts
+
+
+#: Shorter secrets are looked for only in their context: away from it they are common words.
+MIN_HIDDEN_CHARS = 6
+_NOT_ALNUM_BEFORE = "(?<![A-Za-z0-9])"
+_NOT_ALNUM_AFTER = "(?![A-Za-z0-9])"
+
+
+class Secrets:
+    """What redaction takes out of some texts, looked for again where their context is gone.
+
+    The rules judge a value by what stands before it (``aws_secret_access_key = wJal…``,
+    ``curl -u admin:…``); what is made from the texts (an identifier listed alone, a line a
+    summary quotes) can hold the value without it. ``hide`` replaces each one found whole (no
+    letter or digit running on), ``outside`` also drops what is a piece of one."""
+
+    __slots__ = ("_joined", "values")
+
+    def __init__(self, values: Iterable[str]) -> None:
+        lines = {line.strip() for value in values for line in value.splitlines()}
+        self.values = frozenset(line for line in lines if len(line) >= MIN_HIDDEN_CHARS)
+        self._joined = "\n".join(self.values)
+
+    @classmethod
+    def of(cls, texts: Sequence[str], rules: Rules) -> Secrets:
+        """The secrets ``rules`` (chosen on words holding every word of ``texts``) find there by
+        their context (a key's shape is found wherever it is)."""
+        rules = tuple(rule for rule in rules if rule.in_context)
+        found: set[str] = set()
+        for block in blocks(texts) if rules else ():
+            joined = _SEPARATOR.join(block)
+            for rule in rules:
+                for match in rule.pattern.finditer(joined):
+                    secret = rule.secret(match)
+                    # one spanning two texts is none of either (as ``redact_many`` judges it)
+                    if secret and _SEPARATOR not in secret:
+                        found.add(secret)
+        return cls(found)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def hide(self, text: str) -> str:
+        present = [value for value in self.values if value in text]
+        if not present:
+            return text
+        present.sort(key=len, reverse=True)  # the longest first where one holds another
+        alternatives = "|".join(map(re.escape, present))
+        return re.sub(f"{_NOT_ALNUM_BEFORE}(?:{alternatives}){_NOT_ALNUM_AFTER}", REDACTED, text)
+
+    def outside(self, items: Iterable[str]) -> list[str]:
+        """``items`` (single lines) without those that are a secret or a piece of one, the
+        secrets the others hold hidden."""
+        if not self.values:
+            return list(items)
+        return [self.hide(item) for item in items if item not in self._joined]

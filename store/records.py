@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import SecretStr
 
@@ -156,13 +157,14 @@ class RunRecord:
 
 @dataclass(frozen=True, slots=True)
 class ChannelConfig:
-    """A resolved model channel. The key is a ``SecretStr``: its repr and str are masked."""
+    """A resolved model channel. The key is a ``SecretStr``: its repr and str are masked; the
+    base URL, which may carry credentials too, is left out of them."""
 
     id: int
     name: str
     provider: str
     model: str
-    base_url: str | None
+    base_url: str | None = field(repr=False)
     api_key: SecretStr | None
     api_key_env: str | None
     is_auxiliary: bool
@@ -182,6 +184,55 @@ class AgentSettings:
 def mask(key: str) -> str:
     """How a stored key is shown: enough to recognise it, never enough to use it."""
     return f"{key[:3]}…{key[-4:]}" if len(key) >= 12 else "…"
+
+
+_MASKED = "…"
+
+
+def _netloc(netloc: str) -> tuple[str, str | None]:
+    """A URL's host part as shown, and its credential: the password, or a lone user name (a
+    token)."""
+    if "@" not in netloc:
+        return netloc, None
+    userinfo, host = netloc.rsplit("@", 1)
+    user, sep, password = userinfo.partition(":")
+    return (f"{user}:{_MASKED}@{host}", password) if sep else (f"{_MASKED}@{host}", user)
+
+
+def _parameters(part: str) -> list[tuple[str, str, str]]:
+    """A query's (or fragment's) parameters as ``(name, "=" or "", value)``."""
+    return [parameter.partition("=") for parameter in part.split("&") if parameter]
+
+
+def url_secrets(url: str) -> list[str]:
+    """What in a channel's base URL may be a credential: the password (or a lone user name)
+    and every query and fragment value (either may carry a key)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # no URL at all: redaction's shapes still apply to its text
+        return []
+    values = [v for part in (parts.query, parts.fragment) for _, _, v in _parameters(part)]
+    return [v for v in (_netloc(parts.netloc)[1], *values) if v]
+
+
+def mask_url(url: str) -> str:
+    """How a base URL is shown (``channel list``, logs, errors): its credential and its query
+    and fragment values masked, ``https://user:…@host/v1?api_key=…``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _MASKED
+
+    def masked(part: str) -> str:
+        return "&".join(f"{n}={_MASKED}" if sep else n for n, sep, _ in _parameters(part))
+
+    return urlunsplit(
+        parts._replace(
+            netloc=_netloc(parts.netloc)[0],
+            query=masked(parts.query),
+            fragment=masked(parts.fragment),
+        )
+    )
 
 
 def compaction_write(

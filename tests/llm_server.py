@@ -2,7 +2,9 @@
 ``/v1/messages`` and OpenAI's ``/v1/chat/completions``. The real SDKs talk to it over real HTTP.
 
 Each request takes the next scripted ``Reply`` (the last one repeats): a summary, an HTTP
-status, a delay. Every request is recorded (path, headers, JSON body) for assertions.
+status, a delay, a body of any shape (broken JSON, an HTML page, JSON of the wrong shape), a
+body trickled byte by byte. Every request is recorded (path, headers, JSON body) for
+assertions.
 
 The suite's fixtures (``llm_server``, ``fake_llm``) are in ``tests/conftest.py``; the benchmarks
 call ``serve()`` themselves.
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BufferedIOBase
 from typing import Any
 
 from store import ChannelConfig, Store
@@ -33,6 +36,13 @@ class Reply:
     status: int = 200
     delay_s: float = 0.0
     error: str = "upstream failure"
+    #: sent as it is, with ``status``, instead of the provider's reply
+    body: str | None = None
+    content_type: str = "application/json"
+    #: seconds between the body's bytes (0: all at once)
+    trickle_s: float = 0.0
+    #: the same for the status line and the headers
+    head_trickle_s: float = 0.0
 
 
 @dataclass
@@ -107,27 +117,40 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             reply = fake.next_reply(Recorded(self.path, dict(self.headers), body, length))
             if reply.delay_s:
                 time.sleep(reply.delay_s)
-            if reply.status != 200:
-                self._send(reply.status, _error(self.path, reply))
+            if reply.body is not None:
+                self._send(reply, reply.status, reply.body)
+            elif reply.status != 200:
+                self._send(reply, reply.status, _error(self.path, reply))
             elif self.path.endswith("/messages"):
-                self._send(200, _anthropic(body, reply.text, length // 4))
+                self._send(reply, 200, _anthropic(body, reply.text, length // 4))
             elif self.path.endswith("/chat/completions"):
-                self._send(200, _openai(body, reply.text, length // 4))
+                self._send(reply, 200, _openai(body, reply.text, length // 4))
             else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self._send(reply, 404, {"error": {"message": f"no route {self.path}"}})
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
+        def _send(self, reply: Reply, status: int, payload: dict[str, Any] | str) -> None:
+            data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+            headers = {"content-type": reply.content_type, "content-length": str(len(data))}
             if status == 429:
-                self.send_header("retry-after", "0")
-            self.end_headers()
-            with suppress(BrokenPipeError, ConnectionResetError):  # the client timed out first
-                self.wfile.write(data)
+                headers["retry-after"] = "0"
+            phrase = self.responses.get(status, ("",))[0]
+            head = f"HTTP/1.1 {status} {phrase}\r\n"
+            head += "".join(f"{name}: {value}\r\n" for name, value in headers.items()) + "\r\n"
+            with suppress(BrokenPipeError, ConnectionResetError):  # the client gave up first
+                _write(self.wfile, head.encode(), reply.head_trickle_s)
+                _write(self.wfile, data, reply.trickle_s)
 
     return Handler
+
+
+def _write(out: BufferedIOBase, data: bytes, trickle_s: float) -> None:
+    if not trickle_s:
+        out.write(data)
+        return
+    for byte in data:
+        out.write(bytes([byte]))
+        out.flush()
+        time.sleep(trickle_s)
 
 
 # Usage is estimated from the request's size in bytes: encoding the body again to measure it

@@ -13,7 +13,13 @@ from sqlalchemy import Engine
 from compaction.contract import CompactionDone
 from tests.fakes import conversation
 from tests.integration.helpers import driver_error, failing
-from tests.integration.worker_helpers import SQLITE_ONLY, Harness, assert_failed, manual
+from tests.integration.worker_helpers import (
+    SQLITE_ONLY,
+    Harness,
+    assert_failed,
+    assert_fallback_summary,
+    manual,
+)
 from tests.llm_server import Reply
 from worker.jobs import run
 
@@ -121,13 +127,8 @@ def test_fallback_summary_when_enabled(h: Harness, reply: Reply) -> None:
 
     done = run(runtime, manual(session_id))
 
-    assert isinstance(done, CompactionDone), done
+    assert_fallback_summary(h, session_id, done)
     assert len(h.fake.requests) == 1
-    summary = h.store.latest_summary(session_id)
-    assert summary is not None and summary.id == done.summary_message_id
-    assert "Extractive" in summary.message.content
-    [record] = h.store.runs(session_id)
-    assert (record.status, record.model) == ("succeeded", "extractive-fallback")
 
 
 @SQLITE_ONLY

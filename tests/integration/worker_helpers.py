@@ -21,7 +21,13 @@ import redis
 from sqlalchemy import Engine
 
 from compaction import estimate_messages_tokens
-from compaction.contract import AnyEvent, CompactionFailed, CompactionRequested, parse_event
+from compaction.contract import (
+    AnyEvent,
+    CompactionDone,
+    CompactionFailed,
+    CompactionRequested,
+    parse_event,
+)
 from compaction.messages import Message
 from service.events import EventPublisher
 from service.keys import events_stream, lock_key
@@ -223,6 +229,17 @@ def assert_failed(
     assert h.store.latest_summary(session_id) is None
     assert h.lock_value(session_id) is None
     return final
+
+
+def assert_fallback_summary(h: Harness, session_id: str, final: object) -> None:
+    """A run the opt-in extractive fallback carried: done, its summary the extractive one, the
+    run's model saying so."""
+    assert isinstance(final, CompactionDone), final
+    summary = h.store.latest_summary(session_id)
+    assert summary is not None and summary.id == final.summary_message_id
+    assert "Extractive" in summary.message.content
+    [record] = h.store.runs(session_id)
+    assert (record.status, record.model) == ("succeeded", "extractive-fallback")
 
 
 # --- ordering instead of timing ---------------------------------------------------------------

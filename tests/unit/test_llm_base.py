@@ -3,10 +3,13 @@ of reprs, and the SDK errors mapped to the stable codes with the key scrubbed.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from compaction.errors import LlmError, LlmTimeout
 from worker.llm.base import ClientOptions, SdkClient, SdkErrors
+from worker.llm.deadline import DeadlineClient
 
 KEY = "sk-test-" + "0123456789abcdef" * 2
 
@@ -28,11 +31,11 @@ class Client(SdkClient):
     errors = SdkErrors(Timeout, Status, Other)
 
 
-def options(api_key: str | None = KEY) -> ClientOptions:
+def options(api_key: str | None = KEY, base_url: str = "http://127.0.0.1:9/v1") -> ClientOptions:
     return ClientOptions(
         model="m",
         api_key=api_key,
-        base_url="http://127.0.0.1:9/v1",
+        base_url=base_url,
         timeout_s=3.0,
         max_retries=1,
         temperature=0.3,
@@ -46,12 +49,15 @@ def test_the_key_is_in_no_repr() -> None:
 
 
 def test_sdk_kwargs_replace_a_missing_key() -> None:
-    assert options().sdk_kwargs(missing_key="unused") == {
+    kwargs = options().sdk_kwargs(missing_key="unused")
+    client = kwargs.pop("http_client")
+    assert kwargs == {
         "api_key": KEY,
         "base_url": "http://127.0.0.1:9/v1",
         "timeout": 3.0,
         "max_retries": 1,
     }
+    assert isinstance(client, DeadlineClient) and client.seconds == 3.0
     assert options(None).sdk_kwargs(missing_key="")["api_key"] == ""
 
 
@@ -70,3 +76,19 @@ def test_sdk_errors_become_stable_codes_without_the_key(
         raise raised
     assert str(caught.value) == message
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_a_body_that_is_no_json_is_a_malformed_reply() -> None:
+    with pytest.raises(LlmError) as caught, Client(options()).calling():
+        json.loads('{"id": "x", "content": [')
+    assert str(caught.value).startswith("fake: malformed reply: not JSON (")
+
+
+def test_errors_hold_no_credential_of_the_base_url() -> None:
+    password, query_key = "s3cret-" + "pw-42", "qk-" + "0123456789"
+    base_url = f"https://user:{password}@proxy.example/v1?key={query_key}"
+    with pytest.raises(LlmError) as caught, Client(options(base_url=base_url)).calling():
+        raise Other(f"no route to proxy.example/v1?key={query_key} as user {password}")
+    assert (
+        str(caught.value) == "fake: no route to proxy.example/v1?key=[REDACTED] as user [REDACTED]"
+    )

@@ -10,7 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.redact import _RULES, REDACTED, combine, redact, redact_many, rules_for
+from compaction.redact import (
+    _RULES,
+    MIN_HIDDEN_CHARS,
+    REDACTED,
+    Secrets,
+    combine,
+    redact,
+    redact_many,
+    rules_for,
+)
 
 ALNUM = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"  # 32 characters
 OPENAI = "sk-" + ALNUM[:24] + "T3BlbkFJ" + ALNUM[:12]
@@ -114,6 +123,61 @@ def test_key_shapes_are_replaced_whole(secret: str) -> None:
 )
 def test_keyword_and_url_secrets_keep_the_label(text: str, expected: str) -> None:
     assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASS=hunter2hunter2", f"DB_PASS={REDACTED}"),
+        ("export REDIS_PASS='hunter2hunter2'", f"export REDIS_PASS='{REDACTED}'"),
+        ("MYSQL_ROOT_PASSWORD=s3cretpw", f"MYSQL_ROOT_PASSWORD={REDACTED}"),
+        ("SMTP_PASSWORD: 'mail-pass-99'", f"SMTP_PASSWORD: '{REDACTED}'"),
+        ("passphrase: correct-horse", f"passphrase: {REDACTED}"),
+        ('{"Passphrase": "correct-horse"}', f'{{"Passphrase": "{REDACTED}"}}'),
+        ("curl -u admin:Tr0ub4dor https://x.io", f"curl -u admin:{REDACTED} https://x.io"),
+        ("curl -u admin:pass https://x.io", f"curl -u admin:{REDACTED} https://x.io"),
+        ("curl -su 'admin:pass' https://x.io", f"curl -su 'admin:{REDACTED}' https://x.io"),
+        ("curl -X POST --user=admin:pass x.io", f"curl -X POST --user=admin:{REDACTED} x.io"),
+        ("curl --user admin:Tr0ub4dor x.io", f"curl --user admin:{REDACTED} x.io"),
+        (
+            "https://app.example/cb?code=4/0AX4XfWhabcdef&state=keep",
+            f"https://app.example/cb?code={REDACTED}&state=keep",
+        ),
+        ("/cb?state=keep&code=SplxlOBeZQQYbYS6WxSbIA", f"/cb?state=keep&code={REDACTED}"),
+        ("refresh_token=1//0gAbCdEfGh&x=1", f"refresh_token={REDACTED}&x=1"),
+        ('"refreshToken": "rt-abcdefgh"', f'"refreshToken": "{REDACTED}"'),
+        ("id_token=abcdefgh12345", f"id_token={REDACTED}"),
+        (
+            "client_id=app&client_secret=abcdefgh12&grant_type=authorization_code",
+            f"client_id=app&client_secret={REDACTED}&grant_type=authorization_code",
+        ),
+        (
+            "https://x.io/cb#access_token=ya29.abcdef&state=keep&token_type=Bearer",
+            f"https://x.io/cb#access_token={REDACTED}&state=keep&token_type=Bearer",
+        ),
+        # an "&" that starts no parameter is part of the value
+        ("password=ab&cd1234 next", f"password={REDACTED} next"),
+    ],
+)
+def test_more_secret_shapes(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3 passed, 1 skipped in 0.12s; passed=1234567",
+        "bypass=enabled-for-tests",
+        "the exit code=1234567 and error code: invalid_request",
+        '{"code": "llm_timeout", "error": "the auxiliary model timed out"}',
+        "git push -u origin main; sort -u names.txt; python -u app.py",
+        "docker run -u 1000:1000 image; docker exec -u root:root box sh",
+        "pip install -U package-name==1.2.3",
+        "compass: north-north-east",
+    ],
+)
+def test_new_shapes_leave_ordinary_text(text: str) -> None:
+    assert redact(text) == text
 
 
 def test_url_password_keeps_the_user() -> None:
@@ -232,6 +296,8 @@ def test_redact_many_entries_do_not_leak_into_each_other(texts: list[str]) -> No
 ALL_SECRETS = [OPENAI, OPENAI_PROJECT, ANTHROPIC, AWS, GITHUB, GITHUB_PAT, SLACK, GOOGLE, STRIPE]
 ALL_SECRETS += [HUGGINGFACE, JWT, PEM, "Bearer " + ALNUM, "api_key=" + ALNUM, "PASSWORD: hunter22"]
 ALL_SECRETS += ["postgres://u:pw123456@h/db", "Token abcdef1234567890abcdef", "secret = 'xyzxyz1'"]
+ALL_SECRETS += ["DB_PASS=hunter22", "curl -u admin:pass", "--user a:b", "?code=abc&state=x"]
+ALL_SECRETS += ["refresh_token=abcdefgh&x=1", "passphrase: horse-staple", "&code=xyz"]
 
 
 def test_no_rule_literal_holds_white_space() -> None:
@@ -277,3 +343,43 @@ def test_combine_keeps_each_rule_once_in_rules_for_order() -> None:
     aws, openai = rules_for(AWS), rules_for(f"{OPENAI} password=hunter22")
     assert combine(openai, aws, openai) == both
     assert combine() == ()
+
+
+# --------------------------------------------------------------------------- Secrets
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+
+
+def secrets_of(*texts: str) -> Secrets:
+    return Secrets.of(list(texts), rules_for(" ".join(texts)))
+
+
+def test_secrets_are_what_redaction_takes_out_in_context() -> None:
+    found = secrets_of(
+        f"aws_secret_access_key = {AWS_SECRET}",
+        "curl -u admin:Tr0ub4dor https://x.io and postgres://u:pw@h/db",
+        PEM,
+    )
+    pem_lines = {line for line in PEM.splitlines() if len(line) >= MIN_HIDDEN_CHARS}
+    # "pw" is too short to look for away from its context
+    assert found.values == {AWS_SECRET, "Tr0ub4dor", *pem_lines}
+    assert not secrets_of("nothing secret here, password reset docs")
+
+
+def test_a_match_spanning_two_texts_is_no_secret() -> None:
+    assert not secrets_of(
+        "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQ", "BKcw\n-----END PRIVATE KEY-----"
+    )
+
+
+def test_hide_replaces_whole_occurrences_only() -> None:
+    found = Secrets(["hunter2hunter2", AWS_SECRET])
+    text = f"- {AWS_SECRET}\nhunter2hunter2, xhunter2hunter2 and hunter2hunter2s stay"
+    assert found.hide(text) == f"- {REDACTED}\n{REDACTED}, xhunter2hunter2 and hunter2hunter2s stay"
+    assert found.hide("clean") == "clean"
+
+
+def test_outside_drops_a_secret_and_its_pieces() -> None:
+    found = Secrets([AWS_SECRET])
+    items = ["wJalrXUtnFEMI/K7MDENG", AWS_SECRET, "src/app.py", f"cat {AWS_SECRET}"]
+    assert found.outside(items) == ["src/app.py", f"cat {REDACTED}"]

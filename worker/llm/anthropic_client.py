@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import anthropic
 
-from worker.llm.base import ClientOptions, Completion, SdkClient, SdkErrors
+from worker.llm.base import (
+    ClientOptions,
+    Completion,
+    SdkClient,
+    SdkErrors,
+    count_of,
+    malformed,
+    text_of,
+)
 from worker.llm.rules import anthropic_arguments
 
 
@@ -25,6 +33,26 @@ class AnthropicClient(SdkClient):
             reply = self._client.messages.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], **arguments
             )
-        text = "".join(block.text for block in reply.content if block.type == "text")
-        usage = reply.usage
-        return Completion(text, usage.input_tokens or 0, usage.output_tokens or 0)
+        return completion(reply)
+
+
+def completion(reply: object) -> Completion:
+    """The text and usage of a ``messages.create`` reply, checked: the SDK hands over whatever
+    JSON came back (or the body as text when it was no JSON)."""
+    provider = AnthropicClient.provider
+    if not isinstance(reply, anthropic.types.Message):
+        raise malformed(provider, f"not a message ({type(reply).__name__})")
+    blocks = reply.content
+    if not isinstance(blocks, list):
+        raise malformed(provider, "no content")
+    text = "".join(
+        text_of(getattr(block, "text", None), provider)
+        for block in blocks
+        if getattr(block, "type", None) == "text"
+    )
+    usage = reply.usage
+    return Completion(
+        text,
+        count_of(getattr(usage, "input_tokens", None)),
+        count_of(getattr(usage, "output_tokens", None)),
+    )

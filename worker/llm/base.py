@@ -2,10 +2,14 @@
 prompt; ``LlmSummarizer`` adapts any client to the core's ``Summarizer``. ``SdkClient`` is what
 the providers' clients share: their options, their repr, and provider errors mapped to
 ``llm_timeout`` or ``llm_error`` with the channel's key scrubbed from their text.
+
+The model's reply is not trusted (docs/architecture.md, "Error codes"): a body that is not JSON,
+or JSON without a text where the provider puts it, is ``llm_error``, like an error status.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -13,7 +17,9 @@ from typing import Any, ClassVar, Protocol
 
 from compaction.engine import SummaryRequest
 from compaction.errors import LlmError, LlmTimeout
-from compaction.redact import redact
+from compaction.redact import Secrets, redact
+from store.records import url_secrets
+from worker.llm.deadline import DeadlineClient
 
 #: Output ceiling whatever the budget says (most providers cap lower for small models).
 MAX_OUTPUT_TOKENS = 16_000
@@ -65,12 +71,14 @@ class ClientOptions:
 
     def sdk_kwargs(self, *, missing_key: str) -> dict[str, Any]:
         """The SDK client's own options. ``missing_key`` stands in for no key: never ``None``,
-        which would make the SDK read its provider's environment variable instead."""
+        which would make the SDK read its provider's environment variable instead. Its HTTP
+        client gives each attempt one deadline of ``timeout_s`` (``worker/llm/deadline.py``)."""
         return {
             "api_key": self.api_key or missing_key,
             "base_url": self.base_url,
             "timeout": self.timeout_s,
             "max_retries": self.max_retries,
+            "http_client": DeadlineClient(self.timeout_s, follow_redirects=True),
         }
 
 
@@ -93,7 +101,7 @@ class SdkClient:
         self.model = options.model
         self.temperature = options.temperature
         self.thinking = options.thinking
-        self._scrub = scrubber(options.api_key)
+        self._scrub = scrubber(options.api_key, options.base_url)
 
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}(provider={self.provider!r}, model={self.model!r})"
@@ -103,15 +111,36 @@ class SdkClient:
         return provider_errors(self.provider, self._scrub, self.errors)
 
 
-def scrubber(secret: str | None) -> Callable[[str], str]:
-    """Removes the channel's key (and any other secret shape) from provider error text."""
+def scrubber(secret: str | None, base_url: str | None = None) -> Callable[[str], str]:
+    """Removes the channel's key, the credentials in its base URL (and any other secret
+    shape) from provider error text."""
+    in_url = Secrets(url_secrets(base_url) if base_url else ())
 
     def scrub(text: str) -> str:
         if secret:
             text = text.replace(secret, "[REDACTED]")
-        return redact(text)
+        return in_url.hide(redact(text))
 
     return scrub
+
+
+def malformed(provider: str, what: str) -> LlmError:
+    """The error for a reply that is no reply of the provider's."""
+    return LlmError(f"{provider}: malformed reply: {what}")
+
+
+def text_of(value: object, provider: str) -> str:
+    """A reply's text, which must be a string (None: the model wrote none)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise malformed(provider, f"the text is {type(value).__name__}, not a string")
+    return value
+
+
+def count_of(value: object) -> int:
+    """A usage count: what is not a count is none (the figures are estimates anyway)."""
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 @contextmanager
@@ -124,6 +153,8 @@ def provider_errors(
     chained: the SDK's error quotes the provider's body, which may echo the key."""
     try:
         yield
+    except json.JSONDecodeError as err:  # the SDKs let the decoder's error through
+        raise malformed(provider, f"not JSON ({err.msg})") from None
     except errors.timeout:
         raise LlmTimeout(f"{provider}: the auxiliary model timed out") from None
     except errors.status as err:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import openai
 
-from worker.llm.base import ClientOptions, Completion, SdkClient, SdkErrors
+from worker.llm.base import (
+    ClientOptions,
+    Completion,
+    SdkClient,
+    SdkErrors,
+    count_of,
+    malformed,
+    text_of,
+)
 from worker.llm.rules import openai_arguments
 
 
@@ -29,10 +37,27 @@ class OpenAICompatibleClient(SdkClient):
             reply = self._client.chat.completions.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], **arguments
             )
-        text = reply.choices[0].message.content if reply.choices else None
-        usage = reply.usage
-        return Completion(
-            text or "",
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
-        )
+        return completion(reply, self.provider)
+
+
+def completion(reply: object, provider: str) -> Completion:
+    """The text and usage of a ``chat.completions.create`` reply, checked: the SDK hands over
+    whatever JSON came back (or the body as text when it was no JSON). No choice at all is no
+    text, as a refusal is."""
+    if not isinstance(reply, openai.types.chat.ChatCompletion):
+        raise malformed(provider, f"not a chat completion ({type(reply).__name__})")
+    choices = reply.choices
+    if not isinstance(choices, list):
+        raise malformed(provider, "no choices")
+    text = ""
+    if choices:
+        message = getattr(choices[0], "message", None)
+        if message is None:
+            raise malformed(provider, "a choice without a message")
+        text = text_of(getattr(message, "content", None), provider)
+    usage = reply.usage
+    return Completion(
+        text,
+        count_of(getattr(usage, "prompt_tokens", None)),
+        count_of(getattr(usage, "completion_tokens", None)),
+    )
