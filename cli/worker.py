@@ -1,4 +1,5 @@
-"""``compaction worker``: RQ workers on the ``compaction`` queue, JSON serializer only.
+"""``compaction worker``: RQ workers on the ``compaction`` queue, JSON serializer only, that
+run the job function and nothing else (``worker.rq_guard``).
 
 The default worker class runs jobs in its own process (RQ's ``SimpleWorker``): about 4 ms per
 job against about 23 ms for the forking ``Worker`` on these machines, and its auxiliary clients
@@ -15,14 +16,14 @@ import time
 from typing import Any
 
 import redis
-from rq import SimpleWorker, Worker
-from rq.serializers import JSONSerializer
+from rq import SimpleWorker
 from rq.worker_pool import WorkerPool
 
 from service import logs
 from service.redis import redis_client
 from service.settings import Settings
 from worker import metrics
+from worker.rq_guard import WORKER_OPTIONS, ForkingWorker
 from worker.runtime import Runtime, install
 
 log = logs.get_logger("compaction.worker")
@@ -58,14 +59,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _work(args: argparse.Namespace, settings: Settings) -> int:
     connection = redis_client(settings.redis_url)
-    worker_class = Worker if args.fork else SimpleWorker
+    worker_class = ForkingWorker if args.fork else SimpleWorker
     if args.pool > 1:
         pool = WorkerPool(
             [settings.queue_name],
             connection=connection,
             num_workers=args.pool,
             worker_class=worker_class,
-            serializer=JSONSerializer,
+            **WORKER_OPTIONS,
         )
         pool.start(burst=args.burst, logging_level=args.log_level)
         return 0
@@ -73,9 +74,7 @@ def _work(args: argparse.Namespace, settings: Settings) -> int:
     backoff = 0.5
     while True:
         try:
-            worker = worker_class(
-                [settings.queue_name], connection=connection, serializer=JSONSerializer
-            )
+            worker = worker_class([settings.queue_name], connection=connection, **WORKER_OPTIONS)
             worker.work(burst=args.burst, logging_level=args.log_level)
             return 0
         except redis.ConnectionError as err:

@@ -13,12 +13,14 @@ code never changes once published.
 | `message_too_large` | one message that must be kept is alone over the threshold |
 | `system_prompt_too_large` | the system prompt alone reaches the threshold |
 | `summary_too_short` | the auxiliary model returned an empty or too short summary |
+| `summary_too_long` | the auxiliary model's summary is over twice `summary_max_tokens` |
 | `session_not_found` | no session with that id |
 | `lock_lost` | the session changed under the worker: nothing written |
+| `worker_lost` | the worker running the request died (killed, out of memory) before answering |
 | `db_error` | the database failed (the driver's first line only) |
 | `no_auxiliary_model` | no auxiliary channel: not on the agent, no system default |
-| `llm_timeout` | the auxiliary model did not answer in time |
-| `llm_error` | the auxiliary model answered with an error |
+| `llm_timeout` | an attempt at the auxiliary model did not finish in time |
+| `llm_error` | the auxiliary model answered with an error, or no reply of its own |
 | `internal_error` | a bug caught by the worker; the history is unchanged |
 | `redis` | Redis is unreachable or failed (command line only) |
 | `timeout` | no final event within `--timeout` (command line only) |
@@ -44,8 +46,10 @@ ErrorCode = Literal[
     "message_too_large",
     "system_prompt_too_large",
     "summary_too_short",
+    "summary_too_long",
     "session_not_found",
     "lock_lost",
+    "worker_lost",
     "db_error",
     "no_auxiliary_model",
     "llm_timeout",
@@ -105,6 +109,13 @@ class SummaryTooShort(CompactionError):
     codes")."""
 
     code = "summary_too_short"
+
+
+class SummaryTooLong(CompactionError):
+    """The auxiliary model's summary is far over its budget (docs/architecture.md, "Error
+    codes"): applying it would make the context larger, and every later run would send it."""
+
+    code = "summary_too_long"
 
 
 class SessionNotFound(CompactionError):

@@ -1,9 +1,10 @@
 """The ``compaction_requested`` job (docs/architecture.md, "The job"): the only function a
 worker runs.
 
-Take the session's lock (held: ``compaction_skipped``), then run the pipeline of
-``worker.pipeline``. Any failure publishes ``compaction_failed`` with its stable code, records
-the run, and leaves the history as it was.
+Take the session's lock (held: ``compaction_skipped``) and record the request as running
+(``worker.inflight``: a request whose worker dies is answered as ``worker_lost``), then run the
+pipeline of ``worker.pipeline``. Any failure publishes ``compaction_failed`` with its stable
+code, records the run, and leaves the history as it was.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from compaction.errors import CompactionError, ErrorCode, invalid_request
 from service import logs
 from service.keys import pending_key
 from store.records import EventRow, FailedRun
-from worker import texts
+from worker import inflight, texts
+from worker.inflight import InFlight
 from worker.lock import SessionLock, heartbeat
 from worker.pipeline import JobRun, run_locked
 from worker.runtime import Runtime, current
@@ -72,7 +74,8 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
     if not lock.acquire():
         detail = "another compaction of this session is running"
         return job.finish(CompactionSkipped(code="lock_held", detail=detail, **job.event_fields()))
-    with heartbeat(lock):
+    record = InFlight(request, lock.token, runtime.name, job.started_at)
+    with heartbeat(lock), inflight.tracked(runtime, record):
         try:
             return run_locked(job, lock)
         except CompactionError as err:
@@ -89,7 +92,9 @@ def _failed(job: JobRun, code: ErrorCode, error: str) -> AnyEvent:
                 origin=job.origin(),
                 code=code,
                 error=error,
-                event=EventRow(texts.failed(job.language, error)),
+                event=EventRow(
+                    texts.failed(job.language, error), {"requestId": job.request.request_id}
+                ),
             )
         )
     except CompactionError as err:  # unknown session, database down: the event still goes out

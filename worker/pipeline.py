@@ -25,7 +25,7 @@ from compaction.contract import (
     TokenUsage,
 )
 from compaction.messages import Message
-from compaction.prompts import Language, detect_language
+from compaction.prompts import Language
 from service import logs
 from service.context import SessionContext
 from store.records import (
@@ -108,11 +108,7 @@ def load(job: JobRun) -> Loaded:
     )
     view = runtime.store.load_history(request.session_id)
     messages = [stored.message for stored in view]
-    job.language = (
-        detect_language(messages)
-        if settings.summary_language == "auto"
-        else settings.summary_language
-    )
+    job.language = texts.language(settings.summary_language, messages)
     config = settings.compaction_config(
         context_window=context.window,
         threshold_percent=context.threshold_percent,

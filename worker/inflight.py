@@ -1,0 +1,176 @@
+"""The request a job is running, kept in Redis so that a request whose worker died still gets
+its final event (docs/architecture.md, "The job").
+
+A job that holds a session's lock records its request under ``<prefix>:running:<sessionId>``
+and removes the record once it has answered. A record that outlives its job names a request
+nobody will answer: its worker died (``kill -9``, out of memory). Whoever finds it first takes
+it, atomically, so one party alone answers it with ``compaction_failed`` (``worker_lost``) and
+the "failed" row that ends its "compacting" row:
+
+- the next job of the session, which holds the lock the dead job lost (it swaps the record for
+  its own in one command);
+- a worker that knows the job's process is dead (RQ's maintenance found the job abandoned, or
+  a work horse died; ``worker.rq_guard``); it also frees the session's lock when the dead job
+  still holds it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from pydantic import ValidationError
+
+from compaction.contract import CompactionFailed, CompactionRequested
+from compaction.errors import CompactionError
+from service import logs
+from service.keys import lock_key, running_key
+from service.redis import text
+from store.records import EventRow, FailedRun, RunOrigin
+from worker import metrics, texts
+from worker.runtime import Runtime
+
+log = logs.get_logger("compaction.job")
+
+#: a record outlives its job only when the worker died; RQ finds such a job abandoned within
+#: the job's timeout plus a few minutes, and keeps a failed job a day
+RECORD_TTL_S = 86_400
+
+# Compare-and-delete: the record (or the lock) goes only while it still holds what the caller
+# read, so a record swapped in by the next job meanwhile is never taken.
+_DELETE_IF = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    """A running request: what its final event and run record need, and its lock token."""
+
+    request: CompactionRequested
+    token: str
+    worker: str
+    started_at: datetime
+
+    def dumps(self) -> str:
+        return json.dumps(
+            {
+                "request": self.request.to_wire(),
+                "token": self.token,
+                "worker": self.worker,
+                "startedAt": self.started_at.isoformat(),
+            }
+        )
+
+    @classmethod
+    def loads(cls, raw: bytes | str) -> InFlight | None:
+        """The record, or None when it is not one (anyone able to write to Redis may have)."""
+        try:
+            data: Any = json.loads(raw)
+            return cls(
+                CompactionRequested.model_validate(data["request"]),
+                str(data["token"]),
+                str(data["worker"])[:200],
+                datetime.fromisoformat(data["startedAt"]),
+            )
+        except (ValueError, TypeError, KeyError, ValidationError) as err:
+            log.warning("unreadable in-flight record", error=str(err)[:300])
+            return None
+
+
+@contextmanager
+def tracked(runtime: Runtime, record: InFlight) -> Iterator[None]:
+    """Record ``record`` while the block runs (the job holds the session's lock), answering the
+    request of a job that died holding it before. Best effort: without Redis the job fails
+    anyway, and a record left behind is answered as lost."""
+    key = running_key(runtime.settings.channel_prefix, record.request.session_id)
+    raw = record.dumps()
+    try:
+        previous = runtime.redis.set(key, raw, ex=RECORD_TTL_S, get=True)
+        lost = InFlight.loads(previous) if isinstance(previous, bytes | str) else None
+        if lost is not None and _other_request(lost.request, record.request):
+            report_lost(runtime, lost)
+    except Exception as err:  # never a reason to fail the job that holds the lock now
+        log.warning("in-flight record not written", error=str(err)[:300])
+    try:
+        yield
+    finally:
+        try:
+            _delete_if(runtime.redis, key, raw)
+        except redis.RedisError as err:
+            log.warning("in-flight record not removed", error=str(err))
+
+
+def claim(runtime: Runtime, session_id: str, request_id: str) -> InFlight | None:
+    """Take the record of ``request_id``, whose process is known dead: only one caller gets it.
+    The session's lock goes too while the dead job still holds it."""
+    prefix = runtime.settings.channel_prefix
+    key = running_key(prefix, session_id)
+    raw = runtime.redis.get(key)
+    if not isinstance(raw, bytes | str):
+        return None
+    record = InFlight.loads(raw)
+    if record is None or (record.request.session_id, record.request.request_id) != (
+        session_id,
+        request_id,
+    ):
+        return None
+    if not _delete_if(runtime.redis, key, text(raw)):
+        return None  # the next job of the session took it first
+    _delete_if(runtime.redis, lock_key(prefix, session_id), record.token)
+    return record
+
+
+def report_lost(runtime: Runtime, lost: InFlight) -> None:
+    """``compaction_failed`` (``worker_lost``) for a request whose worker died, its failed run
+    and the row that ends its "compacting" row. The history is as the dead job found it: its
+    write is one transaction, fenced by the session's version."""
+    request = lost.request
+    error = f"the worker running this request ({lost.worker}) stopped before it finished"
+    fields = {"session": request.session_id, "request": request.request_id, "worker": lost.worker}
+    try:
+        view = runtime.store.load_history(request.session_id)
+        language = texts.language(runtime.settings.summary_language, [r.message for r in view])
+        runtime.store.record_failed_run(
+            FailedRun(
+                origin=RunOrigin(
+                    session_id=request.session_id,
+                    reason=request.reason,
+                    request_id=request.request_id,
+                    worker=lost.worker,
+                    started_at=lost.started_at,
+                ),
+                code="worker_lost",
+                error=error,
+                event=EventRow(texts.failed(language, error), {"requestId": request.request_id}),
+            )
+        )
+    except CompactionError as err:  # unknown session, database down: the event still goes out
+        fields["record_error"] = err.code
+    runtime.publisher.publish(
+        CompactionFailed(
+            session_id=request.session_id,
+            request_id=request.request_id,
+            reason=request.reason,
+            error=error,
+            code="worker_lost",
+        )
+    )
+    log.warning("lost request answered", code="worker_lost", **fields)
+    seconds = (datetime.now(UTC) - lost.started_at).total_seconds()
+    metrics.record("failed", "worker_lost", seconds)
+
+
+def _other_request(lost: CompactionRequested, running: CompactionRequested) -> bool:
+    """Whether ``lost`` is another request of the running one's session."""
+    return lost.session_id == running.session_id and lost.request_id != running.request_id
+
+
+def _delete_if(client: redis.Redis, key: str, value: str) -> bool:
+    return bool(client.eval(_DELETE_IF, 1, key, value))
