@@ -19,7 +19,6 @@ from compaction.engine import SummaryRequest
 from compaction.errors import LlmError, LlmTimeout
 from compaction.redact import Secrets, redact
 from store.records import url_secrets
-from worker.llm.deadline import DeadlineClient
 
 #: Output ceiling whatever the budget says (most providers cap lower for small models).
 MAX_OUTPUT_TOKENS = 16_000
@@ -73,6 +72,9 @@ class ClientOptions:
         """The SDK client's own options. ``missing_key`` stands in for no key: never ``None``,
         which would make the SDK read its provider's environment variable instead. Its HTTP
         client gives each attempt one deadline of ``timeout_s`` (``worker/llm/deadline.py``)."""
+        # Imported with the SDKs, when a client is built (``build_client``): httpx takes a while.
+        from worker.llm.deadline import DeadlineClient
+
         return {
             "api_key": self.api_key or missing_key,
             "base_url": self.base_url,
