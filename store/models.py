@@ -136,6 +136,7 @@ class Message(Base):
         Index("ix_message_session_compacted", "session_id", "compacted_at"),
         Index("ix_message_session_summary", "session_id", "is_compaction_summary"),
         Index("ix_message_compacted_into", "compacted_into_id"),
+        Index("ix_message_session_tool_call", "session_id", "tool_call_id"),
         CheckConstraint(f"role IN {sql_list(ROLES)}", name="ck_message_role"),
     )
 

@@ -74,6 +74,7 @@ NULLABLE = {
 INDEXES = {
     ("session_id", "compacted_at"),
     ("session_id", "is_compaction_summary"),
+    ("session_id", "tool_call_id"),
 }
 
 FOREIGN_KEYS = {
