@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +23,7 @@ def register(commands: Any) -> None:
     imp = commands.add_parser("import", help="store an OpenAI-format JSON transcript")
     imp.add_argument("file", type=Path)
     imp.add_argument("--session", help="append to this session (created if missing)")
-    imp.add_argument("--agent", help="the session's agent (created with defaults if missing)")
+    imp.add_argument("--agent", help="a new session's agent (created with defaults if missing)")
     imp.set_defaults(run=run_import)
 
     exp = commands.add_parser("export", help="print a session as an OpenAI-format transcript")
@@ -48,6 +49,10 @@ def read_transcript(path: Path) -> list[Message]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise InvalidRequest(f"{path} is not valid JSON (line {err.lineno}: {err.msg})") from None
+    except UnicodeDecodeError as err:
+        raise InvalidRequest(f"{path} is not UTF-8 text (byte {err.start})") from None
+    except RecursionError:  # the decoder's own limit, far past any transcript's nesting
+        raise InvalidRequest(f"{path} holds JSON nested deeper than can be read") from None
     if not isinstance(raw, list):
         raise InvalidRequest(
             f"{path} must hold a JSON list of messages, not a {type(raw).__name__}"
@@ -75,11 +80,12 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if broken:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
         raise InvalidRequest(f"{args.file}: {broken[0]}{more}; nothing stored")
-    if args.agent and store.get_agent(args.agent) is None:
-        store.create_agent(args.agent)
-    if not exists:
-        session_id = store.create_session(session_id, agent_id=args.agent)
-    store.append_messages(session_id, messages)
+    if exists:
+        store.append_messages(session_id, messages)
+    else:  # the session, its agent and its rows in one transaction: a refusal stores nothing
+        session_id = store.create_session(
+            session_id, agent_id=args.agent, messages=messages, add_missing_agent=True
+        )
     print(session_id, file=out)
     return 0
 
@@ -109,6 +115,18 @@ def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:
     ]
 
 
+#: What a terminal would act on rather than show: C0 controls (escape sequences start with ESC,
+#: OSC 52 writes the clipboard), DEL, C1 controls (U+009B is a one-character CSI), and the
+#: bidirectional overrides and isolates that reorder what is displayed.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` for a person's terminal: each control character written as its escape
+    (``\\x1b``, ``\\u202e``), so the terminal shows it instead of executing it."""
+    return _CONTROLS.sub(lambda match: ascii(match.group())[1:-1], text)
+
+
 def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
     view = open_store().load_history(args.session, args.view)
     if args.json:
@@ -128,7 +146,7 @@ def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
         text = " ".join(m.content.split())
         print(
             f"{stored.id:>7} {stored.seq:>6} {marks} {m.role:<9} "
-            f"{text[:90]}{'…' if len(text) > 90 else ''}{calls}",
+            + shown(f"{text[:90]}{'…' if len(text) > 90 else ''}{calls}"),
             file=out,
         )
     print(f"({len(view)} rows; S summary, C compacted, P pruned, E compaction event)", file=out)

@@ -67,7 +67,7 @@ def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
             continue
         try:
             args = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # stored before MAX_ARGUMENTS_DEPTH was checked
             continue
         if not isinstance(args, dict):
             continue

@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import (
+    JSON,
+    BindParameter,
+    CompoundSelect,
+    Connection,
+    bindparam,
+    column,
+    func,
+    insert,
+    literal,
+    select,
+    true,
+    union_all,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from compaction.contract import MAX_SESSION_ID, valid_session_id
 from compaction.errors import InvalidRequest, SessionNotFound
 from compaction.messages import Message
+from compaction.storable import check_storable
 from store.db import Repository, read_session, write_session
 from store.models import Agent, ChatSession
 from store.models import Message as MessageRow
@@ -53,13 +68,140 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
+def parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
+    """Every message parsed and checked (``check_storable``), the error naming its index."""
+    parsed = []
+    for index, item in enumerate(messages):
+        try:
+            message = item if isinstance(item, Message) else Message.from_dict(item)
+            parsed.append(check_storable(message))
+        except InvalidRequest as err:
+            raise InvalidRequest(f"message {index}: {err.message}") from None
+    return parsed
+
+
+def _batch_ids(messages: Sequence[Message]) -> tuple[dict[str, int], dict[str, int]]:
+    """The batch's call ids and the ids its tool results answer, each with its message's index;
+    an id twice among the calls, or answered twice, is refused."""
+    calls: dict[str, int] = {}
+    results: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        for call in message.tool_calls:
+            if call.id in calls:
+                raise InvalidRequest(f"message {index}: tool call id {call.id!r} is used twice")
+            calls[call.id] = index
+        if message.role == "tool" and message.tool_call_id is not None:
+            if message.tool_call_id in results:
+                raise InvalidRequest(
+                    f"message {index}: tool call id {message.tool_call_id!r} is answered twice"
+                )
+            results[message.tool_call_id] = index
+    return calls, results
+
+
+def _stored_ids_query(elements: Callable[..., Any]) -> CompoundSelect[Any]:
+    """Which ids of ``b_ids`` the session's stored tool results answer, and which of ``b_calls``
+    the calls of its last assistant turn with calls use: one query, answered by the index on
+    ``(session_id, tool_call_id)`` and a backward walk to that turn. Every earlier call of a
+    history a compaction accepts has its result stored, so the two cover every stored call.
+    ``elements`` is the dialect's expansion of a JSON array."""
+    session: BindParameter[str] = bindparam("b_session")
+    last_calls = (
+        select(MessageRow.tool_calls)
+        .where(MessageRow.session_id == session, MessageRow.tool_calls.is_not(None))
+        .order_by(MessageRow.seq.desc(), MessageRow.seq_minor.desc())
+        .limit(1)
+        .subquery()
+    )
+    element = elements(last_calls.c.tool_calls).table_valued(column("value", JSON))
+    call_id = element.c.value["id"].as_string()
+    open_calls = (
+        select(literal("call"), call_id)
+        .select_from(last_calls)
+        .join(element, true())
+        .where(call_id.in_(bindparam("b_calls", expanding=True)))
+    )
+    results = select(literal("result"), MessageRow.tool_call_id).where(
+        MessageRow.session_id == session,
+        MessageRow.tool_call_id.in_(bindparam("b_ids", expanding=True)),
+    )
+    return union_all(open_calls, results)
+
+
+_STORED_IDS = {
+    "postgresql": _stored_ids_query(func.json_array_elements),
+    "sqlite": _stored_ids_query(func.json_each),
+}
+
+
+def _check_stored_ids(
+    session: Session, session_id: str, calls: dict[str, int], results: dict[str, int]
+) -> None:
+    """Refuse a call id the session stores already, and a second result for a stored call: a
+    compaction refuses a history that repeats one (docs/architecture.md, "The algorithm")."""
+    if not calls and not results:
+        return
+    query = _STORED_IDS[session.get_bind().dialect.name]
+    params = {"b_session": session_id, "b_calls": list(calls), "b_ids": [*calls, *results]}
+    found = session.execute(query, params).all()
+    stored = {id_ for _kind, id_ in found}  # a call, or the call a stored result answers
+    answered = {id_ for kind, id_ in found if kind == "result"}
+    clashes = [
+        (index, f"tool call id {id_!r} is already used in session {session_id!r}")
+        for id_, index in calls.items()
+        if id_ in stored
+    ] + [
+        (index, f"tool call id {id_!r} already has a result in session {session_id!r}")
+        for id_, index in results.items()
+        if id_ in answered
+    ]
+    if clashes:
+        index, problem = min(clashes)
+        raise InvalidRequest(f"message {index}: {problem}")
+
+
+def _insert_messages(
+    session: Session,
+    session_id: str,
+    messages: Sequence[Message],
+    metadata: Mapping[str, Any] | None,
+) -> list[int]:
+    """Append checked messages in the caller's transaction; returns their ids."""
+    if not messages:
+        return []
+    calls, results = _batch_ids(messages)
+    first = reserve_seqs(session, session_id, len(messages))
+    # The UPDATE above locks the session row, so no concurrent append slips an id in between;
+    # a session whose first seq this is holds nothing to clash with.
+    if first > 1:
+        _check_stored_ids(session, session_id, calls, results)
+    rows = [
+        {
+            **message_values(m),
+            "session_id": session_id,
+            "seq": first + i,
+            "seq_minor": 0,
+            "meta": dict(metadata) if metadata else None,
+        }
+        for i, m in enumerate(messages)
+    ]
+    # render_nulls keeps one statement shape for every row, so the driver batches them all
+    # (the ORM default splits the batch wherever a NULL column changes).
+    ids = session.scalars(
+        insert(MessageRow)
+        .returning(MessageRow.id, sort_by_parameter_order=True)
+        .execution_options(render_nulls=True),
+        rows,
+    ).all()
+    return list(ids)
+
+
 class Sessions(Repository):
     def create_agent(
         self, agent_id: str, *, name: str | None = None, model: str | None = None
     ) -> str:
         with write_session(self.factory) as session:
-            if session.get(Agent, agent_id) is None:
-                session.add(Agent(id=agent_id, name=name, model=model))
+            _add_agent(session, agent_id, name=name, model=model)
         return agent_id
 
     def create_session(
@@ -68,14 +210,25 @@ class Sessions(Repository):
         *,
         agent_id: str | None = None,
         model: str | None = None,
+        messages: Sequence[Message | Mapping[str, Any]] = (),
+        add_missing_agent: bool = False,
     ) -> str:
+        """A new session (a random id when none is given), with ``messages`` appended; with
+        ``add_missing_agent``, an ``agent_id`` that does not exist is created with defaults,
+        else refused. One transaction: a refused import stores no session, no agent."""
         session_id = check_session_id(session_id or uuid.uuid4().hex)
+        parsed = parse_messages(messages)
         with write_session(self.factory) as session:
             if agent_id is not None and session.get(Agent, agent_id) is None:
-                raise InvalidRequest(f"agent {agent_id!r} not found")
+                if not add_missing_agent:
+                    raise InvalidRequest(f"agent {agent_id!r} not found")
+                _add_agent(session, agent_id)
             if session.get(ChatSession, session_id) is not None:
                 raise InvalidRequest(f"session {session_id!r} already exists")
             session.add(ChatSession(id=session_id, agent_id=agent_id, model=model))
+            if parsed:
+                session.flush()  # the session row before its messages (the foreign key)
+                _insert_messages(session, session_id, parsed, None)
         return session_id
 
     def get_session(self, session_id: str) -> SessionInfo:
@@ -108,33 +261,17 @@ class Sessions(Repository):
         metadata: Mapping[str, Any] | None = None,
     ) -> list[int]:
         """Append in order; returns the new ids. Bad input (an unknown role, non-string
-        content) is refused with ``invalid_request`` before anything is written."""
-        parsed = []
-        for index, item in enumerate(messages):
-            try:
-                parsed.append(item if isinstance(item, Message) else Message.from_dict(item))
-            except InvalidRequest as err:
-                raise InvalidRequest(f"message {index}: {err.message}") from None
+        content, text no database stores, a tool-call id the session or the batch holds
+        already) is refused with ``invalid_request`` before anything is written."""
+        parsed = parse_messages(messages)
         if not parsed:
             return []
         with write_session(self.factory) as session:
-            first = reserve_seqs(session, session_id, len(parsed))
-            rows = [
-                {
-                    **message_values(m),
-                    "session_id": session_id,
-                    "seq": first + i,
-                    "seq_minor": 0,
-                    "meta": dict(metadata) if metadata else None,
-                }
-                for i, m in enumerate(parsed)
-            ]
-            # render_nulls keeps one statement shape for every row, so the driver batches
-            # them all (the ORM default splits the batch wherever a NULL column changes).
-            ids = session.scalars(
-                insert(MessageRow)
-                .returning(MessageRow.id, sort_by_parameter_order=True)
-                .execution_options(render_nulls=True),
-                rows,
-            ).all()
-        return list(ids)
+            return _insert_messages(session, session_id, parsed, metadata)
+
+
+def _add_agent(
+    session: Session, agent_id: str, *, name: str | None = None, model: str | None = None
+) -> None:
+    if session.get(Agent, agent_id) is None:
+        session.add(Agent(id=agent_id, name=name, model=model))

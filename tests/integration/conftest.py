@@ -1,19 +1,22 @@
 """Fixtures shared by the integration modules, over the suite's store, Redis namespace and fake
 LLM (``tests/conftest.py``): the worker job's harness, which checks every published event
 against the exported schemas (``test_worker_*.py``); the producers' context
-(``test_producers_*.py``, ``test_worker_ingress.py``); fresh databases to migrate
-(``test_migrations*.py``); and the database, store, Redis names and processes of the tests that
-run real workers (``test_worker_process.py``, ``test_worker_metrics.py``)."""
+(``test_producers_*.py``, ``test_worker_ingress.py``); the command line run in this process
+(``command``); fresh databases to migrate (``test_migrations*.py``); and the database, store,
+Redis names and processes of the tests that run real workers (``test_worker_process.py``,
+``test_worker_metrics.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
 from sqlalchemy import Engine, text
 
+import cli
 from compaction.contract import parse_event
 from producers.context import Producers
 from service.events import EventPublisher
@@ -83,6 +86,33 @@ def ctx(
     yield producers
     install(None)
     engine.dispose()
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def command(
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    keep_logging: None,
+) -> Callable[..., tuple[int, str, str]]:
+    """``command("history", "s1", "--view", "full")``: the ``compaction`` command through
+    ``cli.main`` on the ``engine`` fixture's database, with none of the caller's settings; its
+    exit status, stdout and stderr."""
+    for name in [n for n in os.environ if n.startswith("COMPACTION_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("COMPACTION_DATABASE_URL", engine.url.render_as_string(hide_password=False))
+    monkeypatch.chdir(tmp_path)
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        status = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return call
 
 
 # --- the migrations ---------------------------------------------------------------------------

@@ -251,14 +251,15 @@ def driver_error(engine: Engine, message: str = "injected failure") -> Exception
 
 @contextmanager
 def failing(
-    engine: Engine,
+    engine: Engine | type[Engine],
     matches: Callable[[Statement], bool],
     *,
     nth: int = 1,
     error: Callable[[], BaseException] = lambda: InjectedFailure("injected failure"),
 ) -> Iterator[list[Statement]]:
     """Raise ``error()`` in place of the ``nth`` statement that ``matches``; yields the
-    statements that matched (the block fails the test when none reached the failure)."""
+    statements that matched (the block fails the test when none reached the failure).
+    ``Engine`` itself listens on every engine (a command's own, built from the settings)."""
     hits: list[Statement] = []
 
     def maybe_fail(

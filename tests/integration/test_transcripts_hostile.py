@@ -1,0 +1,277 @@
+"""Hostile transcript content at every way in (issue 11; docs/architecture.md, "Error codes"):
+``compaction import`` (``cli.main`` in this process), the store's append (the producers' and a
+gateway's path) and the history shown to a person. On SQLite and the real PostgreSQL
+(``engine`` fixture), which refuses NUL in text and cannot hold a lone surrogate.
+
+- Text no database stores (NUL, lone surrogates, also as escapes inside tool-call arguments)
+  and arguments nested deeper than ``MAX_ARGUMENTS_DEPTH`` are ``invalid_request``, with
+  nothing stored; a session stored with such data before still compacts, and its summary holds
+  none of it.
+- A refused import stores nothing: no session, no agent.
+- Tool-call ids are unique per session: a second import of the same transcript is refused.
+- ``compaction history`` shows control characters escaped, never raw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from compaction.errors import InvalidRequest
+from compaction.messages import Message
+from store import Store
+from store.models import Agent, ChatSession
+from store.models import Message as MessageRow
+from tests.fakes import conversation
+from tests.integration.helpers import driver_error, failing
+
+pytestmark = pytest.mark.integration
+
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+def turn(arguments: Any, *, call_id: str = "call_1", name: str = "bash") -> list[dict[str, Any]]:
+    """A user ask, an assistant call with ``arguments``, its result."""
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": "ok"},
+    ]
+
+
+#: name -> (the transcript file's text, words of the error line). json.dumps writes NUL and
+#: lone surrogates as \u escapes, as any JSON encoder does.
+HOSTILE: dict[str, tuple[str, str]] = {
+    "nul_in_content": (json.dumps([{"role": "user", "content": "a\x00b"}]), "NUL"),
+    "lone_surrogate_in_content": (
+        json.dumps([{"role": "user", "content": "a\ud800b"}]),
+        "lone surrogate",
+    ),
+    "nul_in_arguments": (json.dumps(turn('{"command": "ls\x00"}')), "NUL"),
+    "escaped_nul_in_arguments": (json.dumps(turn('{"command": "ls \\u0000"}')), "NUL"),
+    "lone_surrogate_in_arguments": (json.dumps(turn('{"command": "ls \udc00"}')), "surrogate"),
+    "lone_surrogate_escape_in_arguments": (
+        json.dumps(turn('{"command": "ls \\ud800"}')),
+        "surrogate",
+    ),
+    "deep_arguments": (json.dumps(turn('{"command": "ls", "x": ' + DEEP + "}")), "deeper"),
+    # The arguments as an object, 10,000 deep in the file itself.
+    "deep_arguments_object": (
+        json.dumps(turn("HERE")).replace('"HERE"', '{"command": "ls", "x": ' + DEEP + "}"),
+        "deeper",
+    ),
+    "nul_in_tool_call_id": (json.dumps(turn("{}", call_id="call\x00")), "NUL"),
+    "nul_in_tool_name": (json.dumps(turn("{}", name="ba\x00sh")), "NUL"),
+}
+
+
+def write(tmp_path: Path, text: str, name: str = "transcript.json") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def count(engine: Engine, table: Any) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def assert_refused(result: tuple[int, str, str], *words: str) -> str:
+    status, out, err = result
+    assert (status, out) == (1, ""), err
+    [line] = err.splitlines()
+    assert line.startswith("compaction: error [invalid_request]: "), line
+    for word in words:
+        assert word in line, line
+    return line
+
+
+def assert_nothing_stored(engine: Engine) -> None:
+    assert count(engine, ChatSession) == 0
+    assert count(engine, Agent) == 0
+    assert count(engine, MessageRow) == 0
+
+
+# --- 1. text no database stores, arguments too deep -----------------------------------------
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_import_refuses_hostile_content_and_stores_nothing(
+    command: Callable[..., tuple[int, str, str]], engine: Engine, tmp_path: Path, case: str
+) -> None:
+    text, words = HOSTILE[case]
+    path = write(tmp_path, text)
+    assert_refused(command("import", path, "--session", "s1", "--agent", "a1"), words)
+    assert_refused(command("import", path), words)  # a random session id, never printed
+    assert_nothing_stored(engine)
+
+
+@pytest.mark.parametrize("case", [c for c in HOSTILE if c != "deep_arguments_object"])
+def test_append_refuses_hostile_content(store: Store, case: str) -> None:
+    session_id = store.create_session()
+    messages = json.loads(HOSTILE[case][0])
+    with pytest.raises(InvalidRequest, match=HOSTILE[case][1]):
+        store.append_messages(session_id, messages)
+    assert store.load_history(session_id, "full") == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Message(role="user", content="a\x00b"),
+        Message(role="user", content="a\udfffb"),
+        Message(role="tool", content="ok", tool_call_id="c\ud800"),
+    ],
+    ids=["nul", "lone_surrogate", "surrogate_in_result_id"],
+)
+def test_append_refuses_hostile_message_objects(store: Store, message: Message) -> None:
+    """The producers append ``Message`` objects built by the gateway: checked as dicts are."""
+    session_id = store.create_session()
+    with pytest.raises(InvalidRequest, match="message 1: "):
+        store.append_messages(session_id, [Message(role="user", content="fine"), message])
+    assert store.load_history(session_id, "full") == []
+
+
+def test_arguments_that_look_hostile_but_are_not_are_stored(store: Store) -> None:
+    """A surrogate pair written as escapes (an emoji), an escaped backslash before ``u0000``,
+    and ordinary nesting are real tool calls."""
+    session_id = store.create_session()
+    arguments = [
+        '{"text": "\\ud83d\\ude00"}',
+        '{"path": "C:\\\\u0000dir"}',
+        json.dumps({"a": [[[[{"b": [1, 2, {"c": "[[[["}]}]]]]}),
+    ]
+    for index, text in enumerate(arguments):
+        store.append_messages(session_id, turn(text, call_id=f"call_{index}"))
+    stored = [m.message for m in store.load_history(session_id, "full")]
+    assert [c.arguments for m in stored for c in m.tool_calls] == arguments
+
+
+# --- 2. a failed import stores nothing --------------------------------------------------------
+
+
+def test_a_refused_session_id_leaves_no_agent(
+    command: Callable[..., tuple[int, str, str]], engine: Engine, tmp_path: Path
+) -> None:
+    path = write(tmp_path, json.dumps([{"role": "user", "content": "hi"}]))
+    assert_refused(command("import", path, "--agent", "a1", "--session", "s" * 200), "session id")
+    assert_nothing_stored(engine)
+
+
+def test_an_import_creates_its_agent_with_the_session(
+    command: Callable[..., tuple[int, str, str]], store: Store, tmp_path: Path
+) -> None:
+    path = write(tmp_path, json.dumps(turn('{"command": "ls"}')))
+    assert command("import", path, "--session", "s1", "--agent", "a1")[:2] == (0, "s1\n")
+    assert store.get_session("s1").agent_id == "a1"
+    assert store.get_agent("a1") is not None
+    assert len(store.load_history("s1")) == 3
+
+
+def test_a_database_failure_during_import_stores_nothing(
+    command: Callable[..., tuple[int, str, str]], engine: Engine, tmp_path: Path
+) -> None:
+    """The session, its agent and its rows go in one transaction: a failure at the rows'
+    INSERT leaves none of them."""
+    path = write(tmp_path, json.dumps(turn('{"command": "ls"}')))
+    with failing(Engine, lambda s: s.is_insert_into("message"), error=lambda: driver_error(engine)):
+        status, out, err = command("import", path, "--agent", "a1")
+    assert (status, out) == (1, "")
+    assert err.startswith("compaction: error [db_error]: "), err
+    assert_nothing_stored(engine)
+
+
+# --- 3. tool-call ids unique per session ------------------------------------------------------
+
+
+def test_importing_a_transcript_twice_into_one_session_is_refused(
+    command: Callable[..., tuple[int, str, str]], store: Store, tmp_path: Path
+) -> None:
+    path = write(tmp_path, json.dumps([*turn("{}"), {"role": "assistant", "content": "done"}]))
+    assert command("import", path, "--session", "s1")[:2] == (0, "s1\n")
+    before = store.load_history("s1", "full")
+
+    assert_refused(command("import", path, "--session", "s1"), "'call_1'", "already")
+    assert store.load_history("s1", "full") == before
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        turn("{}", call_id="call_3"),  # a new call reusing an answered call's id
+        turn("{}", call_id="open_1")[1:2],  # the open turn's call sent again
+        [{"role": "tool", "tool_call_id": "call_3", "content": "again"}],  # a second result
+        [*turn("{}", call_id="n1"), *turn("{}", call_id="n1")],  # twice in the batch
+    ],
+    ids=["answered_call", "open_call", "second_result", "within_batch"],
+)
+def test_append_refuses_a_tool_call_id_the_session_holds(
+    store: Store, batch: list[dict[str, Any]]
+) -> None:
+    """Against the stored results (any call before the open turn has one) and the calls of
+    the open turn, still waiting for theirs."""
+    session_id = store.create_session()
+    store.append_messages(session_id, conversation(5))
+    store.append_messages(session_id, turn("{}", call_id="open_1")[:2])
+    before = store.load_history(session_id, "full")
+    with pytest.raises(InvalidRequest, match="tool call id"):
+        store.append_messages(session_id, batch)
+    assert store.load_history(session_id, "full") == before
+
+
+def test_append_answers_a_stored_call(store: Store) -> None:
+    """The result of a call stored by an earlier append is no duplicate."""
+    session_id = store.create_session()
+    store.append_messages(session_id, turn("{}", call_id="c1")[:2])
+    store.append_messages(session_id, turn("{}", call_id="c1")[2:])
+    assert [m.message.role for m in store.load_history(session_id)] == [
+        "user",
+        "assistant",
+        "tool",
+    ]
+
+
+# --- 4. control characters are shown, not executed ------------------------------------------
+
+ESCAPES = "\x1b]52;c;aGk=\x07 clear\x1b[2J \x9b31m red \u202egnp.exe"
+
+
+@pytest.fixture
+def escapes_session(store: Store) -> Iterator[str]:
+    session_id = store.create_session("esc")
+    store.append_messages(
+        session_id,
+        [
+            {"role": "user", "content": ESCAPES},
+            *turn("{}", name="tool\x1b[2J"),
+        ],
+    )
+    yield session_id
+
+
+def test_history_shows_control_characters_escaped(
+    command: Callable[..., tuple[int, str, str]], escapes_session: str
+) -> None:
+    status, out, err = command("history", escapes_session, "--view", "full")
+    assert status == 0, err
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert raw not in out
+    assert "\\x1b]52;c;aGk=\\x07 clear\\x1b[2J \\x9b31m red \\u202egnp.exe" in out
+    assert "tool\\x1b[2J" in out
+
+
+def test_history_json_stays_exact(
+    command: Callable[..., tuple[int, str, str]], escapes_session: str
+) -> None:
+    status, out, err = command("history", escapes_session, "--view", "full", "--json")
+    assert status == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    rows = json.loads(out)
+    assert rows[0]["content"] == ESCAPES
+    assert rows[2]["tool_calls"][0]["name"] == "tool\x1b[2J"

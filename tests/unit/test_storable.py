@@ -1,0 +1,154 @@
+"""Transcript text no database stores (compaction/storable.py, ``check_storable``): NUL and lone
+surrogates anywhere, the same as JSON escapes in tool-call arguments, arguments nested too deep,
+an over-long tool result id; refused with ``invalid_request`` by the dict parser and accepted
+when they only look alike. ``storable`` and the ledger never give such text back
+(docs/architecture.md, "Error codes")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compaction.errors import InvalidRequest
+from compaction.identifiers import commands
+from compaction.messages import Message, ToolCall, messages_from_dicts
+from compaction.storable import MAX_ARGUMENTS_DEPTH, MAX_TOOL_CALL_ID, check_storable, storable
+
+
+def call(arguments: Any = "{}", *, call_id: str = "c1", name: str = "bash") -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": call_id, "function": {"name": name, "arguments": arguments}}],
+    }
+
+
+def nested(depth: int, inner: str = "1") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+def deep_list(depth: int) -> list[Any]:
+    """Lists nested ``depth`` deep, built without recursion (a gateway's object)."""
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+ACCEPTED: dict[str, Any] = {
+    "escaped_pair": '{"a": "\\ud83d\\ude00"}',
+    "escaped_pair_upper": '{"a": "\\uD83D\\uDE00"}',
+    "escaped_backslash_then_u0000": '{"path": "C:\\\\u0000"}',
+    "an_ordinary_escape": '{"a": "\\u00e9\\u4e2d"}',
+    "raw_emoji_and_cjk": '{"a": "😀 中文"}',
+    "at_the_depth_limit": nested(MAX_ARGUMENTS_DEPTH),
+    "brackets_inside_strings": json.dumps({"code": "[{" * 1_000}),
+    "many_shallow_brackets": json.dumps([[i] for i in range(1_000)]),
+    "not_json_at_all": "rm -rf [a-z]* {x,y}",
+    # A string that never ends takes the brackets after it: json.loads fails on it before
+    # any nesting (and the scan stays linear however many escaped quotes it holds).
+    "an_unterminated_string": '{"a": "x' + '\\"' * 50_000 + nested(500),
+    "an_object": {"a": [{"b": "\\u0000 as text"}]},
+}
+
+
+@pytest.mark.parametrize("case", list(ACCEPTED))
+def test_what_only_looks_hostile_is_accepted(case: str) -> None:
+    [message] = messages_from_dicts([call(ACCEPTED[case])])
+    assert check_storable(message) is message
+
+
+def test_a_tool_result_id_at_the_limit_is_accepted() -> None:
+    result = {"role": "tool", "content": "", "tool_call_id": "x" * MAX_TOOL_CALL_ID}
+    assert messages_from_dicts([result])[0].tool_call_id == "x" * MAX_TOOL_CALL_ID
+
+
+def test_message_objects_are_checked_alike() -> None:
+    """The producers append ``Message`` objects: ``check_storable`` refuses them as the
+    parser refuses dicts."""
+    with pytest.raises(InvalidRequest, match="lone surrogate"):
+        check_storable(Message(role="user", content="\udbff"))
+    bad_call = ToolCall(id="c", name="f", arguments='["\\u0000"]')
+    with pytest.raises(InvalidRequest, match="NUL"):
+        check_storable(Message(role="assistant", content="", tool_calls=[bad_call]))
+
+
+#: Any text, surrogates (which hypothesis leaves out by default) and control characters often.
+ANY_TEXT = st.text(st.one_of(st.characters(categories=["Cs", "Cc"]), st.characters()))
+
+
+@given(ANY_TEXT)
+def test_storable_text_is_exactly_what_encodes_without_nul(text: str) -> None:
+    try:
+        text.encode("utf-8")
+        expected = "\x00" not in text
+    except UnicodeEncodeError:
+        expected = False
+    try:
+        check_storable(Message(role="user", content=text))
+        refused = False
+    except InvalidRequest:
+        refused = True
+    assert refused is not expected
+    cleaned = storable(text)
+    assert "\x00" not in cleaned and len(cleaned) == len(text)
+    cleaned.encode("utf-8")
+    if expected:
+        assert cleaned == text
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.integers() | ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ANY_TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def texts_of(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for item in value for t in texts_of(item)]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in [k, *texts_of(v)]]
+    return []
+
+
+def encodes_without_nul(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+@given(JSON_VALUES, st.booleans())
+def test_arguments_are_refused_exactly_when_what_they_decode_to_is_not_storable(
+    value: Any, ensure_ascii: bool
+) -> None:
+    """Against a real JSON encoder: escapes (``ensure_ascii``, surrogate pairs of characters
+    past U+FFFF) or raw characters, the arguments pass when the ledger's ``json.loads`` gives
+    text the database stores, and only then."""
+    arguments = json.dumps(value, ensure_ascii=ensure_ascii)
+    decoded = json.loads(arguments)
+    storable_ = encodes_without_nul(arguments) and all(map(encodes_without_nul, texts_of(decoded)))
+    call = ToolCall(id="c", name="f", arguments=arguments)
+    try:
+        check_storable(Message(role="assistant", content="", tool_calls=[call]))
+        accepted = True
+    except InvalidRequest:
+        accepted = False
+    assert accepted is storable_
+
+
+def test_commands_skip_arguments_nested_past_the_decoder() -> None:
+    """Rows stored before the depth check: the ledger leaves them out instead of failing."""
+    deep = ToolCall(id="c", name="bash", arguments='{"command": "ls", "x": ' + nested(10_000))
+    fine = ToolCall(id="d", name="bash", arguments='{"command": "make"}')
+    assert list(commands([deep, fine])) == ["make"]
