@@ -21,7 +21,13 @@ from compaction.messages import Message
 from service import logs
 from tests.fakes import conversation
 from tests.integration.helpers import snapshot
-from tests.integration.worker_helpers import SQLITE_ONLY, Harness, assert_failed, manual
+from tests.integration.worker_helpers import (
+    PROVIDER_MODELS,
+    SQLITE_ONLY,
+    Harness,
+    assert_failed,
+    manual,
+)
 from tests.llm_server import DEFAULT_SUMMARY, Reply
 from worker.jobs import run
 
@@ -144,3 +150,43 @@ def test_secrets_in_the_transcript_never_reach_the_model(h: Harness, provider: s
     assert [m.message for m in h.state(session_id).conversation if m.id != summary.id] == [
         m.message for m in full_before
     ]  # the originals stay whole in the database
+
+
+URL_PASSWORD = "s3cret-" + "pw-42"
+URL_KEY = "qk-" + "0123456789"
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_base_url_credentials_never_leak(
+    h: Harness, caplog: pytest.LogCaptureFixture, provider: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    runtime = h.runtime(llm_max_retries=1)
+    base_url = h.fake.url_for(provider).replace("://", f"://proxy-user:{URL_PASSWORD}@")
+    h.store.add_channel(
+        "proxied",
+        provider=provider,
+        model=PROVIDER_MODELS[provider][0],
+        base_url=f"{base_url}?api_key={URL_KEY}",
+        api_key="sk-test-0123456789abcdef0123456789abcdef",
+        auxiliary=True,
+        default=True,
+    )
+    # a proxy that echoes what it was asked for, credentials included
+    h.script(Reply(status=502, error=f"bad gateway for {base_url}?api_key={URL_KEY}"))
+    session_id = h.session(conversation(12))
+    before = h.state(session_id)
+    request = manual(session_id)
+
+    final = run(runtime, request)
+
+    failed = assert_failed(h, session_id, before, final, request, "llm_error")
+    assert "502" in failed.error
+    assert len(h.fake.requests) == 2
+    shown = "".join(raw.decode() for raw in h.raw_events()) + _dump(h.store.runs(session_id))
+    shown += _dump(h.store.resolve_auxiliary())
+    for record in caplog.records:
+        shown += logs.formatter().format(record) + _dump(record.__dict__)
+    for secret in (URL_PASSWORD, URL_KEY):
+        assert secret not in shown, secret
