@@ -9,6 +9,7 @@ from compaction.errors import (
     InvalidRequest,
     MessageTooLarge,
     NothingToCompact,
+    SummaryTooLong,
     SummaryTooShort,
     SystemPromptTooLarge,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "NothingToCompact",
     "Summarizer",
     "SummaryRequest",
+    "SummaryTooLong",
     "SummaryTooShort",
     "SystemPromptTooLarge",
     "ToolCall",

@@ -255,7 +255,7 @@ def _assemble(
     measured: _Measured, cut: _Cut, summary: Summary, config: CompactionConfig, clock: _Clock
 ) -> CompactionResult:
     """Phase 4: head, summary message and tail, orphans repaired."""
-    message = Message(role="user", content=summary.text)
+    message = Message(role="user", content=summary.text, is_summary=True)
     out = assemble(cut.head, message, cut.tail, ORPHAN_RESULT[measured.language])
     clock.lap("assemble")
     estimate = config.estimator()

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from compaction.blocks import blocks
 from compaction.identifiers import commands, error_lines, scan
 from compaction.messages import Message
-from compaction.redact import Rules, combine, redact_many, rules_for
+from compaction.redact import Rules, Secrets, combine, redact_many, rules_for
+from compaction.storable import storable
 from compaction.tokens import TextEstimator
 from compaction.turns import Turns
 
@@ -79,11 +80,14 @@ def extract(
     messages: Sequence[Message] | Turns,
     words: Sequence[str] | None = None,
     rules: Rules | None = None,
+    secrets: Secrets | None = None,
 ) -> dict[str, list[str]]:
     """Every candidate by kind, in order of first appearance, deduplicated, redacted.
 
     ``words`` is ``turns.distinct_words()`` and ``rules`` is ``rules_for`` those words, when
-    the caller has them already."""
+    the caller has them already. An item is judged alone, without the words around it in the
+    turns: ``secrets`` (what redaction found in the turns, in context) are hidden in the items
+    and the items that are pieces of one dropped."""
     turns = messages if isinstance(messages, Turns) else Turns.of(messages)
     found: dict[str, dict[str, None]] = {kind: {} for kind, _ in KINDS}
 
@@ -113,9 +117,13 @@ def extract(
         rules = rules_for("\n".join(item for items in clipped.values() for item in items))
     else:  # chosen on ``words``, which hold every item but the (JSON-decoded) commands
         rules = combine(rules, rules_for("\n".join(clipped["commands"])))
-    if not rules:
-        return clipped
-    return {kind: list(dict.fromkeys(redact_many(items, rules))) for kind, items in clipped.items()}
+    if rules:
+        clipped = {kind: redact_many(items, rules) for kind, items in clipped.items()}
+    if secrets:
+        clipped = {kind: secrets.outside(items) for kind, items in clipped.items()}
+    if rules or secrets:  # two items redacted alike are one
+        clipped = {kind: list(dict.fromkeys(items)) for kind, items in clipped.items()}
+    return clipped
 
 
 def build(
@@ -167,7 +175,9 @@ def render(ledger: Ledger, language: str) -> str:
         if ledger.items[kind]:
             lines.append(headings[kind])
             lines.extend(f"- {item}" for item in ledger.items[kind])
-    return "\n".join(lines)
+    # Decoded arguments (a \u0000 escape) and rows stored before the appends checked them
+    # may hold what the database refuses.
+    return storable("\n".join(lines))
 
 
 def parse(summary: str) -> tuple[str, Ledger | None]:

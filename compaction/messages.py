@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from compaction.errors import InvalidRequest
+from compaction.storable import check_storable, too_deep
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
@@ -29,8 +30,8 @@ _DICT_ROLES: dict[str, Role] = {
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 _IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 
-#: Every summary message starts with this marker (docs/architecture.md, "The algorithm", phase 3);
-#: it is how a summary is recognised in a list that came back from storage or from a gateway.
+#: Every summary message starts with this marker (docs/architecture.md, "The algorithm", phase 3).
+#: It is what the main model reads, never how a summary is recognised: anyone can type it.
 SUMMARY_MARKER = "[CONTEXT COMPACTION]"
 
 
@@ -52,6 +53,9 @@ class Message:
 
     ``original_content`` is set when ``content`` is a placeholder standing for something longer
     (a pruned tool result): the summarizer reads the original, the model sees the placeholder.
+    ``is_summary`` marks an earlier compaction's summary: set by ``compact()`` on the summary it
+    writes and by the store on the rows it wrote so, never inferred from the text (a user may
+    type the marker; docs/architecture.md, "The algorithm").
     """
 
     role: Role
@@ -60,6 +64,7 @@ class Message:
     tool_call_id: str | None = None
     id: int | None = None
     original_content: str | None = None
+    is_summary: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -72,6 +77,8 @@ class Message:
             raise InvalidRequest("a tool message needs a tool_call_id")
         if self.tool_calls and self.role != "assistant":
             raise InvalidRequest(f"only assistant messages carry tool calls, not {self.role}")
+        if self.is_summary and self.role != "user":
+            raise InvalidRequest(f"a summary is a user message, not {self.role}")
 
     @classmethod
     def from_trusted(
@@ -82,24 +89,24 @@ class Message:
         tool_call_id: str | None,
         id: int | None,
         original_content: str | None = None,
+        is_summary: bool = False,
     ) -> Message:
         """Build without the checks, for rows the database already constrains (role, text
         content): twice as fast, which counts when loading 10,000 messages."""
         message = object.__new__(cls)
         # The slots' own setters (frozen: ``__init__`` goes through object.__setattr__, which
         # looks each name up first).
-        set_role, set_content, set_calls, set_call_id, set_id, set_original = _MESSAGE_SETTERS
+        set_role, set_content, set_calls, set_call_id, set_id, set_original, set_summary = (
+            _MESSAGE_SETTERS
+        )
         set_role(message, role)
         set_content(message, content)
         set_calls(message, tool_calls)
         set_call_id(message, tool_call_id)
         set_id(message, id)
         set_original(message, original_content)
+        set_summary(message, is_summary)
         return message
-
-    @property
-    def is_summary(self) -> bool:
-        return self.role == "user" and self.content.startswith(SUMMARY_MARKER)
 
     @property
     def source_text(self) -> str:
@@ -111,7 +118,13 @@ class Message:
             raise InvalidRequest(f"message content must be a string, got {type(content).__name__}")
         # Only the content changes, and this message passed the checks already.
         return Message.from_trusted(
-            self.role, content, self.tool_calls, self.tool_call_id, self.id, original
+            self.role,
+            content,
+            self.tool_calls,
+            self.tool_call_id,
+            self.id,
+            original,
+            self.is_summary,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,8 +145,9 @@ class Message:
         """A message from its dict form: the project's transcripts and OpenAI chat messages
         alike (tool calls flat or under ``function``, content a string, null or a list of
         parts). The one validating path for dicts (``formats.from_openai``, the store's
-        appends): bad input raises ``InvalidRequest``. Unknown keys are ignored, and so is an
-        ``id`` that is not an integer (ids are the store's row ids)."""
+        appends): bad input, and text no database stores (``check_storable``), raises
+        ``InvalidRequest``. Unknown keys are ignored, and so is an ``id`` that is not an
+        integer (ids are the store's row ids)."""
         if not isinstance(data, Mapping):
             raise InvalidRequest(f"a message must be an object, got {type(data).__name__}")
         role = data.get("role")
@@ -145,7 +159,7 @@ class Message:
         elif not isinstance(calls, list):
             raise InvalidRequest("tool_calls must be a list")
         raw_id = data.get("id")
-        return cls(
+        message = cls(
             role=_DICT_ROLES[role],
             content=as_text(data.get("content"), "content", list, parts_text, "a list of parts"),
             tool_calls=[_tool_call_from_dict(c) for c in calls],
@@ -153,6 +167,7 @@ class Message:
             # bool is an int subclass; a True id is certainly not ours
             id=raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None,
         )
+        return check_storable(message)
 
 
 _MESSAGE_SETTERS = tuple(getattr(Message, f.name).__set__ for f in fields(Message))
@@ -187,7 +202,10 @@ def arguments_text(value: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except RecursionError:  # nested past Python's own limit, let alone MAX_ARGUMENTS_DEPTH
+        raise too_deep() from None
 
 
 def as_text(

@@ -1,10 +1,10 @@
 """A deterministic summarizer that needs no LLM (docs/architecture.md, "The algorithm").
 
 It fills the seed's headings with lines taken from the turns themselves: the first user goal,
-user constraints, commands run, files touched, errors, the last open ask. It serves the demo
-and the opt-in fallback for when the auxiliary model fails, and says in its text that it is
-extractive. On an update it keeps the previous summary's lines under each heading and adds the
-new ones.
+user constraints, commands run, files touched, errors, the last ask unless a reply answered it.
+It serves the demo and the opt-in fallback for when the auxiliary model fails, and says in its
+text that it is extractive. On an update it keeps the previous summary's lines under each
+heading and adds the new ones.
 """
 
 from __future__ import annotations
@@ -71,10 +71,21 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
         "blocked": found["errors"][-6:],
         "decisions": _sentences(assistants, _DECISION)[-6:],
         "files": found["paths"][-20:],
-        "next": [_line(users[-1].content)] if users else [],
+        "next": _open_ask(turns),
         "context": (found["ids"] + found["urls"] + found["values"])[-12:],
         "tools": [f"{name} ×{count}" for name, count in tools.most_common(8)],
     }
+
+
+def _open_ask(turns: Sequence[Message]) -> list[str]:
+    """The last user ask, unless a later assistant reply in text (no tool call: the agent's
+    turn ended there) answered it; an answered ask is no next step."""
+    for message in reversed(turns):
+        if message.role == "assistant" and not message.tool_calls and message.content.strip():
+            return []
+        if message.role == "user" and not message.is_summary:
+            return [_line(message.content)]
+    return []
 
 
 def _previous_sections(summary: str, language: Language) -> dict[str, list[str]]:
@@ -97,10 +108,12 @@ class OfflineSummarizer:
         headings = HEADINGS[language]
         fresh = _sections(request.messages, request.head)
         merged = _previous_sections(request.previous_summary or "", language)
+        # A new ask ends the earlier next steps, even once answered.
+        asked = any(m.role == "user" and not m.is_summary for m in request.messages)
         for key, items in fresh.items():
             if key == "goal" and merged.get("goal"):
                 continue  # the first goal stays the goal
-            if key in _LATEST and items:
+            if key in _LATEST and (items or (key == "next" and asked)):
                 merged[key] = items
             else:
                 merged[key] = list(dict.fromkeys([*merged.get(key, []), *items]))

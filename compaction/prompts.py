@@ -229,11 +229,16 @@ def summary_prefix(language: Language) -> str:
     return _PREFIX[language]
 
 
+#: What a summary opens with: the fixed opening in either language, or the bare marker.
+_OPENINGS = (*_PREFIX.values(), SUMMARY_MARKER)
+_SPACE = re.compile(r"\s*")
+
+
 def strip_prefix(content: str) -> str:
-    """The body of a stored summary message, without its fixed opening."""
-    for prefix in _PREFIX.values():
-        if content.startswith(prefix):
-            return content[len(prefix) :].lstrip("\n")
-    if content.startswith(SUMMARY_MARKER):
-        return content[len(SUMMARY_MARKER) :].lstrip()
-    return content
+    """The body of a summary: ``content`` without its fixed opening, nor any more of them (a
+    model may copy the opening into its reply; the engine writes it once)."""
+    at = 0
+    while opening := next((o for o in _OPENINGS if content.startswith(o, at)), None):
+        match = _SPACE.match(content, at + len(opening))
+        at = match.end() if match else at + len(opening)
+    return content[at:]

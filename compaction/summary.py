@@ -1,29 +1,36 @@
 """Phase 3: the summary of the middle (docs/architecture.md, "The algorithm").
 
 The middle is serialized, redacted and searched for exact identifiers once; then the summarizer
-folds it chunk by chunk (each call gets the summary so far), so a middle longer than the
-auxiliary model's window is summarized all the same. The summary message is the fixed prefix,
-the summarizer's body and the identifier ledger.
+folds it chunk by chunk (each call gets the summary so far, ``compaction/chunks.py``), so a
+middle longer than the auxiliary model's window is summarized all the same. The summary message
+is the fixed prefix, the summarizer's body and the identifier ledger.
+
+What the summarizer returns is not trusted: a reply under ``min_summary_chars`` or over twice
+``summary_max_tokens`` is refused, and an opening it copied is dropped (the engine writes one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from compaction import ledger
+from compaction.chunks import Chunk, fit, plan
 from compaction.config import CompactionConfig
-from compaction.errors import SummaryTooShort
+from compaction.errors import SummaryTooLong, SummaryTooShort
 from compaction.messages import Message
 from compaction.prompts import Language, build_prompt, strip_prefix, summary_prefix
-from compaction.redact import Rules, redact, redact_many, rules_for
+from compaction.redact import Rules, Secrets, redact, redact_many, rules_for
 from compaction.serialize import serialize
+from compaction.tokens import TextEstimator, text_estimator
 from compaction.turns import Turns
 
-#: Room a chunk leaves in a summarizer call for the prompt's own text (the running summary
-#: gets ``summary_max_tokens``).
-_PROMPT_ROOM_TOKENS = 1_000
+#: The least room a call keeps for the turns: a focus that would leave less is cut.
+_MIN_TURNS_TOKENS = 1_000
+#: A reply longer than this many times ``summary_max_tokens`` is refused (``summary_too_long``):
+#: past the budget the model was given, with room for a model that overshoots it.
+SUMMARY_LIMIT_FACTOR = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +51,26 @@ class SummaryRequest:
     head: tuple[Message, ...] = ()
     #: the fewest characters a summary may have (``min_summary_chars``)
     min_chars: int = 0
+    #: the most tokens a summary may have (twice ``summary_max_tokens``; 0: no limit)
+    max_tokens: int = 0
+    #: how ``max_tokens`` is counted (the config's estimator)
+    estimate: TextEstimator = field(default=text_estimator(), repr=False, compare=False)
 
-    def too_short(self, summary: str) -> bool:
-        """The one rule for a summary that says too little: the engine refuses such a
-        summary, and a summarizer with a fallback can use it to decide."""
-        return len(summary.strip()) < self.min_chars
+    def accepted(self, reply: str) -> str:
+        """The summary body the engine keeps of a reply: stripped, without an opening the
+        model copied. Raises ``SummaryTooShort`` or ``SummaryTooLong`` where the engine refuses
+        it; a summarizer with a fallback calls it to decide on the engine's rules."""
+        body = strip_prefix(reply.strip())
+        if len(body) < self.min_chars:
+            raise SummaryTooShort(
+                f"the summary has {len(body)} characters, under the minimum of {self.min_chars}"
+            )
+        if self.max_tokens and (size := self.estimate(body)) > self.max_tokens:
+            raise SummaryTooLong(
+                f"the summary is ~{size} tokens, over twice summary_max_tokens "
+                f"({self.max_tokens} tokens)"
+            )
+        return body
 
 
 @runtime_checkable
@@ -81,6 +103,7 @@ class _Material:
     sizes: list[int]
     words: list[str]
     rules: Rules | None
+    estimate: TextEstimator
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,35 +128,35 @@ def summarize(
     """The summary message's content; ``lap`` is called at the end of each step (timings)."""
     previous_body, previous_ledger = _previous(middle, previous_summary)
     material = _prepare(middle, config)
+    # What redaction takes out of the turns in context, kept out of what is made from them
+    # without it: the ledger's items, a summary quoting the turns.
+    secrets = Secrets.of(material.turns.texts, material.rules or ())
     lap("serialize")
     found = (
-        ledger.extract(material.turns, material.words, material.rules)
+        ledger.extract(material.turns, material.words, material.rules, secrets)
         if config.ledger_max_tokens
         else {}
     )
     lap("ledger")
     scrub = redact if config.redact_secrets else _identity
-    chunks = _chunks(
+    first = _first(config, material, scrub(previous_body or ""), scrub(focus or ""), language)
+    # What a call holds besides its turns: the frame and the summary so far (capped).
+    fixed = config.summary_max_tokens + _frame(first, first.focus)
+    chunks = plan(
+        material.turns.messages,
+        material.entries,
         material.sizes,
-        config.summary_input_max_tokens - config.summary_max_tokens - _PROMPT_ROOM_TOKENS,
+        config.summary_input_max_tokens - fixed,
+        material.estimate,
     )
-    first = SummaryRequest(
-        prompt="",
-        serialized="",
-        previous_summary=scrub(previous_body) if previous_body else None,
-        budget_tokens=config.summary_budget(sum(material.sizes)),
-        language=language,
-        focus=scrub(focus) if focus else None,
-        chunk_count=len(chunks),
-        head=tuple(head),
-        min_chars=config.min_summary_chars,
-    )
-    folded = _fold(summarizer, first, material, chunks, scrub)
+    first = replace(first, chunk_count=len(chunks), head=tuple(head))
+    folded = _fold(summarizer, first, material, chunks, scrub, config.summary_max_tokens)
     lap("summarize")
     kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
     parts = [summary_prefix(language), folded.body, ledger.render(kept, language)]
+    text = "\n\n".join(p for p in parts if p)
     return Summary(
-        "\n\n".join(p for p in parts if p),
+        secrets.hide(redact(text)) if config.redact_secrets else text,
         folded.chunks,
         folded.input_tokens,
         folded.output_tokens,
@@ -153,7 +176,37 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
         rules = rules_for(" ".join([*words, *(call.name for call in turns.calls)]))
         entries = redact_many(entries, rules)
     estimate = config.estimator()
-    return _Material(turns, entries, [estimate(e) for e in entries], words, rules)
+    return _Material(turns, entries, [estimate(e) for e in entries], words, rules, estimate)
+
+
+def _first(
+    config: CompactionConfig, material: _Material, previous: str, focus: str, language: Language
+) -> SummaryRequest:
+    """What every call shares. The previous summary is cut to ``summary_max_tokens`` (the room
+    a call keeps for it), and a focus to what leaves the turns ``_MIN_TURNS_TOKENS``."""
+    estimate = material.estimate
+    first = SummaryRequest(
+        prompt="",
+        serialized="",
+        previous_summary=fit(previous, config.summary_max_tokens, estimate) or None,
+        budget_tokens=config.summary_budget(sum(material.sizes)),
+        language=language,
+        min_chars=config.min_summary_chars,
+        max_tokens=SUMMARY_LIMIT_FACTOR * config.summary_max_tokens,
+        estimate=estimate,
+    )
+    room = config.summary_input_max_tokens - config.summary_max_tokens - _MIN_TURNS_TOKENS
+    return replace(first, focus=fit(focus, room - _frame(first, None), estimate) or None)
+
+
+def _frame(request: SummaryRequest, focus: str | None) -> int:
+    """The most a call's prompt holds besides the summary so far and the turns, with either
+    template, plus a token for each of the two places they go in (``compaction/chunks.py``)."""
+    prompts = (
+        build_prompt(request.language, "", request.budget_tokens, previous, focus)
+        for previous in (None, "-")
+    )
+    return max(map(request.estimate, prompts)) + 2
 
 
 def _previous(
@@ -173,47 +226,30 @@ def _fold(
     summarizer: Summarizer,
     first: SummaryRequest,
     material: _Material,
-    chunks: Sequence[tuple[int, int]],
+    chunks: Sequence[Chunk],
     scrub: Callable[[str], str],
+    running_max: int,
 ) -> _Folded:
-    """One summarizer call per chunk, each given the summary so far."""
-    running = first.previous_summary
+    """One summarizer call per chunk, each given the summary so far (cut to ``running_max``
+    tokens: a reply may run over its budget, the room a call keeps for it may not)."""
+    running, body = first.previous_summary, ""
     input_tokens = output_tokens = 0
-    for number, (start, end) in enumerate(chunks):
-        text = "\n\n".join(material.entries[start:end])
+    for number, chunk in enumerate(chunks):
+        text = chunk.text(material.entries)
         request = replace(
             first,
             prompt=build_prompt(first.language, text, first.budget_tokens, running, first.focus),
             serialized=text,
             previous_summary=running,
             chunk_index=number,
-            messages=tuple(material.turns.messages[start:end]),
+            messages=tuple(material.turns.messages[chunk.start : chunk.end]),
         )
         reply = summarizer.summarize(request)
-        body = scrub(_text_of(reply)).strip()
-        if request.too_short(body):
-            raise SummaryTooShort(
-                f"the summary has {len(body)} characters, under the minimum of {request.min_chars}"
-            )
+        body = request.accepted(scrub(_text_of(reply)))
         input_tokens += int(getattr(reply, "input_tokens", 0) or 0)
         output_tokens += int(getattr(reply, "output_tokens", 0) or 0)
-        running = body
-    return _Folded(running or "", len(chunks), input_tokens, output_tokens)
-
-
-def _chunks(sizes: Sequence[int], cap: int) -> list[tuple[int, int]]:
-    """Consecutive ``(start, end)`` ranges whose sizes sum to at most ``cap`` (a single larger
-    entry is a chunk of its own)."""
-    ranges: list[tuple[int, int]] = []
-    start, total = 0, 0
-    for index, size in enumerate(sizes):
-        if index > start and total + size > cap:
-            ranges.append((start, index))
-            start, total = index, 0
-        total += size
-    if start < len(sizes):
-        ranges.append((start, len(sizes)))
-    return ranges
+        running = fit(body, running_max, material.estimate)
+    return _Folded(body, len(chunks), input_tokens, output_tokens)
 
 
 def _text_of(reply: object) -> str:

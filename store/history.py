@@ -79,7 +79,8 @@ def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessa
     original = None
     if placeholder is not None:
         content, original = placeholder, content
-    message = Message.from_trusted(role, content, calls, tool_call_id, id_, original)
+    # The row's flag, not the text, says what is a summary (a user may type the marker).
+    message = Message.from_trusted(role, content, calls, tool_call_id, id_, original, is_summary)
     # Positional: keyword arguments cost twice as much over 10,000 rows.
     return StoredMessage(
         message,

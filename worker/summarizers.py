@@ -6,7 +6,13 @@ from __future__ import annotations
 import logging
 
 from compaction.engine import SummaryRequest
-from compaction.errors import LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort
+from compaction.errors import (
+    LlmError,
+    LlmTimeout,
+    NoAuxiliaryModel,
+    SummaryTooLong,
+    SummaryTooShort,
+)
 from compaction.offline import OfflineSummarizer
 from service import logs
 from worker.llm import Completion, LlmSummarizer
@@ -37,10 +43,10 @@ class ChannelSummarizer:
     def summarize(self, request: SummaryRequest) -> Completion | str:
         try:
             reply = self._summarizer().summarize(request)
-            if self.runtime.settings.fallback_summary and request.too_short(reply.text):
-                raise SummaryTooShort("the auxiliary model's summary is too short")
+            if self.runtime.settings.fallback_summary:
+                request.accepted(reply.text)  # one the engine would refuse: fall back instead
             return reply
-        except (LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort) as err:
+        except (LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort, SummaryTooLong) as err:
             if not self.runtime.settings.fallback_summary:
                 raise
             # No channel at all is a configuration (the demo's); a failing one is news.

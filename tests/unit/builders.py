@@ -40,8 +40,9 @@ def tool(content: str = "ok", call_id: str = "c1", **kw: Any) -> Message:
 
 
 def summary(text: str = "earlier turns were compacted") -> Message:
-    """A compaction summary message as the engine writes it (role user, fixed marker)."""
-    return Message(role="user", content=f"{SUMMARY_MARKER} {text}")
+    """A compaction summary message as the engine writes it (role user, fixed marker) and the
+    store loads it (flagged: the marker alone makes no summary)."""
+    return Message(role="user", content=f"{SUMMARY_MARKER} {text}", is_summary=True)
 
 
 def convo(spec: str) -> list[Message]:

@@ -10,6 +10,7 @@ from compaction import (
     Message,
     MessageTooLarge,
     NothingToCompact,
+    SummaryTooLong,
     SummaryTooShort,
     SystemPromptTooLarge,
     compact,
@@ -47,15 +48,39 @@ def test_summary_too_short(text: str) -> None:
 
 def test_min_summary_chars_travels_with_the_request() -> None:
     """The summarizer gets the config's minimum, so the worker's fallback decides on the rule
-    the engine applies (``SummaryRequest.too_short``)."""
+    the engine applies (``SummaryRequest.accepted``)."""
     lenient = CompactionConfig(context_window=4_000, min_summary_chars=10)
     fake = FakeSummarizer(text="ten chars!")
     assert compact(conversation(10), lenient, fake, reason="manual").summarized
     request = fake.requests[0]
     assert request.min_chars == 10
-    assert request.too_short("  nine ch  ") and not request.too_short("ten chars!")
+    assert request.accepted("  ten chars!\n") == "ten chars!"
+    with pytest.raises(SummaryTooShort):
+        request.accepted("  nine ch  ")
     with pytest.raises(SummaryTooShort, match="9 characters, under the minimum of 10"):
         compact(conversation(10), lenient, FakeSummarizer(text=" nine char"), reason="manual")
+
+
+def test_summary_too_long() -> None:
+    # Twice summary_max_tokens (2 x 12,000) and one more token (4 characters each).
+    text = "## Goal\n" + "w" * (4 * 24_001)
+    summarizer = FakeSummarizer(text=text)
+    with pytest.raises(SummaryTooLong, match="over twice summary_max_tokens") as err:
+        compact(conversation(10), SMALL, summarizer, reason="manual")
+    assert err.value.code == "summary_too_long"
+    request = summarizer.requests[0]
+    assert request.max_tokens == 24_000
+    assert request.accepted(text[: 4 * 24_000]) == text[: 4 * 24_000]  # at the limit: kept
+    with pytest.raises(SummaryTooLong):
+        request.accepted(text)
+
+
+def test_the_limit_counts_with_the_config_estimator() -> None:
+    # CJK characters count a token each: 5,000 of them are over twice 2,000.
+    config = CompactionConfig(context_window=4_000, summary_max_tokens=2_000)
+    with pytest.raises(SummaryTooLong):
+        compact(conversation(10), config, FakeSummarizer(text="摘" * 5_000), reason="manual")
+    assert compact(conversation(10), config, FakeSummarizer(text="摘" * 4_000), reason="manual")
 
 
 def test_summarizer_reply_without_text_is_a_failure() -> None:

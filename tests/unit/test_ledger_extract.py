@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from compaction.ledger import KINDS, extract
 from compaction.messages import SUMMARY_MARKER
-from compaction.redact import rules_for
+from compaction.redact import Secrets, rules_for
 from compaction.turns import Turns
 from tests.unit.builders import assistant, call, tool, user
 
@@ -72,7 +72,8 @@ def test_dedup_of_commands_and_errors() -> None:
 def test_summary_messages_are_skipped() -> None:
     prior = user(
         f"{SUMMARY_MARKER} earlier\n/etc/secret.conf https://old.example.com/x\n"
-        "ValueError: old error 9dd68ea"
+        "ValueError: old error 9dd68ea",
+        is_summary=True,
     )
     assert prior.is_summary
     found = extract([prior, user("now look at /etc/hosts")])
@@ -149,3 +150,22 @@ def test_overlong_items_are_left_out() -> None:
 def test_lines_that_clip_alike_are_listed_once() -> None:
     found = extract([tool("KeyError: 'k'\n  KeyError: 'k'  \nprogress 10%\rKeyError: 'k'")])
     assert found["errors"] == ["KeyError: 'k'"]
+
+
+def test_values_redaction_took_out_in_context_stay_out() -> None:
+    # Alone, the AWS key is a path and the hex secret an id; in the turns they follow their keys.
+    aws = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+    signing = "9f86d081884c7d659a2f" + "eaa0c55ad015a3bf4f1b"
+    messages = [
+        tool(f"aws_secret_access_key = {aws}\nsee src/app.py"),
+        user(f"The signing secret: {signing}, commit 6ab5665e0967"),
+    ]
+    turns = Turns.of(messages)
+    words = turns.distinct_words()
+    rules = rules_for(" ".join(words))
+    assert aws in extract(turns, words, rules)["paths"]  # judged alone
+
+    found = extract(turns, words, rules, Secrets.of(turns.texts, rules))
+
+    assert found["paths"] == ["src/app.py"]
+    assert found["ids"] == ["6ab5665e0967"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.messages import SUMMARY_MARKER
-from tests.unit.builders import assistant, system, tool, user
-from tests.unit.offline_helpers import EN, ZH, bash, conversation, section, summarize
+from tests.unit.builders import assistant, summary, system, tool, user
+from tests.unit.offline_helpers import EN, NONE, ZH, bash, conversation, section, summarize
 
 
 def test_goal_is_first_real_user_message() -> None:
@@ -31,7 +30,7 @@ def test_goal_prefers_head_over_middle() -> None:
 
 
 def test_goal_skips_summary_messages() -> None:
-    head = [system("sys"), user(f"{SUMMARY_MARKER} earlier summary text")]
+    head = [system("sys"), summary("earlier summary text")]
     out = summarize([user("The real goal"), assistant("ok")], head=head)
     assert section(out, EN["goal"]) == ["The real goal"]
 
@@ -70,10 +69,39 @@ def test_errors_read_from_pruned_tool_original() -> None:
     assert "KeyError: 'id'" in blocked
 
 
-def test_last_user_ask_under_next_steps() -> None:
-    assert section(summarize(conversation()), EN["next"]) == [
+def test_last_open_ask_under_next_steps() -> None:
+    # The ask, then only work on it: tool calls and their results, no reply yet.
+    messages = [
+        *conversation()[:-1],
+        assistant("", bash("cat docs/index.md", "c3")),
+        tool("# Docs", "c3"),
+    ]
+    assert section(summarize(messages), EN["next"]) == [
         "Now also update the docs in docs/index.md please."
     ]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["Updating docs/index.md next.", "Done: docs/index.md now documents the guard clause."],
+)
+def test_an_answered_ask_is_no_next_step(reply: str) -> None:
+    # A reply in text ends the agent's turn: what was asked has had its answer.
+    messages = [
+        *conversation()[:-1],
+        assistant("", bash("vim docs/index.md", "c3")),
+        tool("", "c3"),
+    ]
+    out = summarize([*messages, assistant(reply)])
+    assert section(out, EN["next"]) == [NONE["en"]]
+    assert "Now also update the docs" not in out.split(EN["next"])[1]
+
+
+def test_an_update_drops_next_steps_a_later_reply_answered() -> None:
+    previous = summarize([user("Then open a PR"), assistant("", bash("gh pr create", "c1"))])
+    assert section(previous, EN["next"]) == ["Then open a PR"]
+    out = summarize([user("Add the changelog too"), assistant("Added it.")], previous=previous)
+    assert section(out, EN["next"]) == [NONE["en"]]
 
 
 def test_in_progress_is_last_assistant_words() -> None:

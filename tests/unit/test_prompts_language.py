@@ -18,7 +18,8 @@ from tests.unit.builders import assistant, system, tool, user
 
 
 def summary(body: str, language: str = "en") -> Message:
-    return user(summary_prefix(language) + "\n\n" + body)  # type: ignore[arg-type]
+    """A summary as the store loads it: flagged, opening with the prefix."""
+    return user(summary_prefix(language) + "\n\n" + body, is_summary=True)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- detect_language
@@ -106,7 +107,8 @@ def test_summary_prefix_starts_with_marker(language: str) -> None:
     prefix = summary_prefix(language)  # type: ignore[arg-type]
     assert prefix.startswith("[CONTEXT COMPACTION]")
     assert prefix.startswith(SUMMARY_MARKER)
-    assert Message(role="user", content=prefix + "\n\nbody").is_summary
+    # The look alone makes no summary: anyone can type it (docs/architecture.md, "The algorithm").
+    assert not Message(role="user", content=prefix + "\n\nbody").is_summary
 
 
 def test_prefixes_differ_by_language() -> None:
@@ -123,7 +125,7 @@ def test_strip_prefix_inverts_summary_prefix(language: str) -> None:
 
 @given(
     language=st.sampled_from(["zh", "en"]),
-    body=st.text(min_size=1).filter(lambda s: not s.startswith("\n")),
+    body=st.text(min_size=1).filter(lambda s: not s[0].isspace() and SUMMARY_MARKER not in s),
 )
 def test_strip_prefix_round_trip_property(language: str, body: str) -> None:
     assert strip_prefix(summary_prefix(language) + "\n\n" + body) == body  # type: ignore[arg-type]
@@ -131,5 +133,9 @@ def test_strip_prefix_round_trip_property(language: str, body: str) -> None:
 
 def test_strip_prefix_of_bare_marker_and_plain_text() -> None:
     assert strip_prefix(f"{SUMMARY_MARKER} hand-written body") == "hand-written body"
+    assert (
+        strip_prefix(f"{SUMMARY_MARKER} body with {SUMMARY_MARKER}")
+        == f"body with {SUMMARY_MARKER}"
+    )
     assert strip_prefix("no marker here") == "no marker here"
     assert strip_prefix("") == ""
