@@ -69,12 +69,14 @@ def check_session_id(session_id: str) -> str:
 
 
 def parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
-    """Every message parsed and checked (``check_storable``), the error naming its index."""
+    """Every message parsed and checked (``check_storable``: ``Message.from_dict`` checks a
+    dict itself), the error naming its index."""
     parsed = []
     for index, item in enumerate(messages):
         try:
-            message = item if isinstance(item, Message) else Message.from_dict(item)
-            parsed.append(check_storable(message))
+            parsed.append(
+                check_storable(item) if isinstance(item, Message) else Message.from_dict(item)
+            )
         except InvalidRequest as err:
             raise InvalidRequest(f"message {index}: {err.message}") from None
     return parsed

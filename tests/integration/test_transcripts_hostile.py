@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, update
 
+from compaction.contract import CompactionDone
 from compaction.errors import InvalidRequest
 from compaction.messages import Message
 from store import Store
@@ -29,6 +30,8 @@ from store.models import Agent, ChatSession
 from store.models import Message as MessageRow
 from tests.fakes import conversation
 from tests.integration.helpers import driver_error, failing
+from tests.integration.worker_helpers import Harness, manual
+from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 
@@ -43,6 +46,15 @@ def turn(arguments: Any, *, call_id: str = "call_1", name: str = "bash") -> list
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call_id, "content": "ok"},
     ]
+
+
+def deep_object(depth: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {}
+    outer = inner
+    for _ in range(depth):
+        inner["x"] = {}
+        inner = inner["x"]
+    return outer
 
 
 #: name -> (the transcript file's text, words of the error line). json.dumps writes NUL and
@@ -112,10 +124,13 @@ def test_import_refuses_hostile_content_and_stores_nothing(
     assert_nothing_stored(engine)
 
 
-@pytest.mark.parametrize("case", [c for c in HOSTILE if c != "deep_arguments_object"])
+@pytest.mark.parametrize("case", list(HOSTILE))
 def test_append_refuses_hostile_content(store: Store, case: str) -> None:
     session_id = store.create_session()
-    messages = json.loads(HOSTILE[case][0])
+    if case == "deep_arguments_object":  # a gateway's Python object, not a file
+        messages = turn({"command": "ls", "x": deep_object(10_000)})
+    else:
+        messages = json.loads(HOSTILE[case][0])
     with pytest.raises(InvalidRequest, match=HOSTILE[case][1]):
         store.append_messages(session_id, messages)
     assert store.load_history(session_id, "full") == []
@@ -151,6 +166,52 @@ def test_arguments_that_look_hostile_but_are_not_are_stored(store: Store) -> Non
         store.append_messages(session_id, turn(text, call_id=f"call_{index}"))
     stored = [m.message for m in store.load_history(session_id, "full")]
     assert [c.arguments for m in stored for c in m.tool_calls] == arguments
+
+
+def hostile_rows(store: Store, engine: Engine) -> str:
+    """A session whose middle holds what validation now refuses, written past it (as data
+    stored before it, or by hand): NUL and lone surrogates behind escapes in commands, a raw
+    NUL in arguments (PostgreSQL's json column keeps it as an escape), arguments 10,000 deep,
+    and on SQLite a raw NUL in a tool's output (PostgreSQL cannot hold one)."""
+    session_id = store.create_session()
+    ids = store.append_messages(session_id, conversation(12))
+    # conversation(): id 1 is the system prompt, then four rows a turn; turn t's call is at
+    # 4t + 3 and its result at 4t + 4. Turns 1 to 4 fall in the middle.
+    commands = [
+        '{"command": "rm -rf /tmp/x \\u0000 && make"}',
+        '{"command": "echo \\ud800 done"}',
+        '{"command": "ls /srv\x00/raw"}',
+        '{"command": "make", "x": ' + DEEP + "}",
+    ]
+    with engine.begin() as conn:
+        for t, arguments in enumerate(commands, start=1):
+            call = {"id": f"call_{t}", "name": "bash", "arguments": arguments}
+            conn.execute(
+                update(MessageRow).where(MessageRow.id == ids[4 * t + 2]).values(tool_calls=[call])
+            )
+        if engine.dialect.name == "sqlite":
+            conn.execute(
+                update(MessageRow)
+                .where(MessageRow.id == ids[4 * 2 + 3])
+                .values(content="Error: disk\x00 full at /var/lib/x\x00y")
+            )
+    return session_id
+
+
+def test_a_session_stored_with_hostile_data_still_compacts(h: Harness) -> None:
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = hostile_rows(h.store, h.engine)
+
+    final = run(runtime, manual(session_id))
+
+    assert isinstance(final, CompactionDone), final
+    summary = h.store.latest_summary(session_id)
+    assert summary is not None and summary.id == final.summary_message_id
+    text = summary.message.content
+    assert "\x00" not in text
+    text.encode("utf-8")  # no lone surrogate
+    assert "rm -rf /tmp/x" in text  # the command is still listed, its NUL gone
 
 
 # --- 2. a failed import stores nothing --------------------------------------------------------

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from compaction.errors import InvalidRequest
 from compaction.identifiers import commands
+from compaction.ledger import Ledger, extract, render
 from compaction.messages import Message, ToolCall, messages_from_dicts
 from compaction.storable import MAX_ARGUMENTS_DEPTH, MAX_TOOL_CALL_ID, check_storable, storable
 
@@ -39,6 +40,47 @@ def deep_list(depth: int) -> list[Any]:
         inner.append([])
         inner = inner[0]
     return outer
+
+
+REFUSED: dict[str, tuple[dict[str, Any], str]] = {
+    "nul_content": ({"role": "user", "content": "a\x00"}, "content holds a NUL"),
+    "nul_in_a_text_part": (
+        {"role": "user", "content": [{"type": "text", "text": "\x00"}]},
+        "content holds a NUL",
+    ),
+    "high_surrogate_content": ({"role": "user", "content": "\ud83d"}, "lone surrogate"),
+    "low_surrogate_content": ({"role": "user", "content": "x\ude00y"}, "lone surrogate"),
+    "nul_result_id": ({"role": "tool", "content": "", "tool_call_id": "\x00"}, "tool_call_id"),
+    "long_result_id": (
+        {"role": "tool", "content": "", "tool_call_id": "x" * (MAX_TOOL_CALL_ID + 1)},
+        f"over {MAX_TOOL_CALL_ID}",
+    ),
+    "nul_call_id": (call(call_id="c\x00"), "tool call id holds a NUL"),
+    "surrogate_name": (call(name="b\udc00"), "tool call name holds a lone surrogate"),
+    "raw_nul_arguments": (call('{"a": "\x00"}'), "arguments holds a NUL"),
+    "object_nul_arguments": (call({"a": "\x00"}), "\\u0000 (NUL)"),
+    "object_surrogate_arguments": (call({"a": "\ud800"}), "lone surrogate"),
+    "escaped_nul": (call('{"a": "\\u0000"}'), "\\u0000 (NUL)"),
+    "escaped_high": (call('{"a": "\\uD83D"}'), "\\uD83D (a lone surrogate)"),
+    "escaped_low": (call('{"a": "\\ude00"}'), "(a lone surrogate)"),
+    "escaped_pair_reversed": (call('{"a": "\\ude00\\ud83d"}'), "(a lone surrogate)"),
+    "escaped_two_highs": (call('{"a": "\\ud83d\\ud83d"}'), "\\ud83d (a lone surrogate)"),
+    "escaped_after_escaped_backslash": (call('{"a": "\\\\\\u0000"}'), "(NUL)"),
+    "deep_text": (call(nested(MAX_ARGUMENTS_DEPTH + 1)), "deeper than"),
+    "deep_objects_text": (call('{"a":' * 10_000 + "1" + "}" * 10_000), "deeper than"),
+    "deep_object": (call({"x": json.loads(nested(MAX_ARGUMENTS_DEPTH))}), "deeper than"),
+    "deep_past_python": (call({"x": deep_list(10_000)}), "deeper than"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_the_dict_parser_refuses_what_no_database_stores(case: str) -> None:
+    message, fragment = REFUSED[case]
+    with pytest.raises(InvalidRequest) as err:
+        messages_from_dicts([{"role": "user", "content": "ok"}, message])
+    assert err.value.code == "invalid_request"
+    assert err.value.message.startswith("message 1: ")
+    assert fragment in err.value.message
 
 
 ACCEPTED: dict[str, Any] = {
@@ -152,3 +194,24 @@ def test_commands_skip_arguments_nested_past_the_decoder() -> None:
     deep = ToolCall(id="c", name="bash", arguments='{"command": "ls", "x": ' + nested(10_000))
     fine = ToolCall(id="d", name="bash", arguments='{"command": "make"}')
     assert list(commands([deep, fine])) == ["make"]
+
+
+def test_the_ledger_never_emits_what_the_database_refuses() -> None:
+    """Commands decoded from escapes, and error lines of rows stored before the check."""
+    stored = [
+        Message(role="user", content="go"),
+        Message(
+            role="assistant",
+            content="",
+            tool_calls=[
+                ToolCall(id="a", name="bash", arguments='{"command": "echo \\u0000 x"}'),
+                ToolCall(id="b", name="bash", arguments='{"command": "echo \\ud800 y"}'),
+            ],
+        ),
+        Message.from_trusted("tool", "Error: disk\x00 full", [], "a", None),
+    ]
+    text = render(Ledger(items=extract(stored)), "en")
+    assert "echo \ufffd x" in text and "echo \ufffd y" in text
+    assert "Error: disk\ufffd full" in text
+    assert "\x00" not in text
+    text.encode("utf-8")
