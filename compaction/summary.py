@@ -23,6 +23,7 @@ from compaction.messages import Message
 from compaction.prompts import Language, build_prompt, strip_prefix, summary_prefix
 from compaction.redact import Rules, Secrets, redact, redact_many, rules_for
 from compaction.serialize import serialize
+from compaction.storable import storable
 from compaction.tokens import TextEstimator, text_estimator
 from compaction.turns import Turns
 
@@ -153,7 +154,8 @@ def summarize(
     folded = _fold(summarizer, first, material, chunks, scrub, config.summary_max_tokens)
     lap("summarize")
     kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
-    parts = [summary_prefix(language), folded.body, ledger.render(kept, language)]
+    # The model's text goes to the database: what no database stores is replaced, not refused.
+    parts = [summary_prefix(language), storable(folded.body), ledger.render(kept, language)]
     text = "\n\n".join(p for p in parts if p)
     return Summary(
         secrets.hide(redact(text)) if config.redact_secrets else text,

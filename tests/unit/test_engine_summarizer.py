@@ -189,3 +189,13 @@ def test_a_reply_that_copies_the_opening_gets_it_once(opening: str) -> None:
     result = compact(conversation(10), SMALL, FakeSummarizer(text=opening + body), reason="manual")
     assert result.summary_text.startswith(summary_prefix("en") + "\n\n" + body.strip())
     assert result.summary_text.count(SUMMARY_MARKER) == 1
+
+
+def test_a_reply_holding_text_no_database_stores_is_stored_safely() -> None:
+    """NUL and a lone surrogate from the auxiliary model become U+FFFD: the summary is written
+    to PostgreSQL, which refuses both."""
+    body = "## Goal\nKeep\x00 the parser \ud800fixed.\n" + "detail " * 40
+    result = compact(conversation(10), SMALL, FakeSummarizer(text=body), reason="manual")
+    assert "\x00" not in result.summary_text and "\ud800" not in result.summary_text
+    assert "Keep\ufffd the parser \ufffdfixed." in result.summary_text
+    result.summary_text.encode("utf-8")
