@@ -2,7 +2,7 @@
 algorithm")."""
 
 from compaction.config import CompactionConfig
-from compaction.engine import CompactionResult, Summarizer, SummaryRequest, compact
+from compaction.engine import CompactionResult, Summarizer, SummaryRequest, compact, compactable
 from compaction.errors import (
     CompactionError,
     InvalidConfig,
@@ -33,6 +33,7 @@ __all__ = [
     "SystemPromptTooLarge",
     "ToolCall",
     "compact",
+    "compactable",
     "estimate_messages_tokens",
     "estimate_tokens",
     "messages_from_dicts",

@@ -193,6 +193,9 @@ class ContextUsage(Camel):
     percent: float
     threshold_percent: int
     estimated: bool = True
+    #: the session's standing compactions (the status line's "compacted N times"); absent from
+    #: a producer that does not count them
+    compactions: int | None = None
 
 
 class TokenUpdate(Event):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.boundaries import find_bounds, head_end
+from compaction.boundaries import Bounds, find_bounds, head_end
 from compaction.config import CompactionConfig
 from compaction.errors import (
     InvalidRequest,
@@ -28,7 +28,7 @@ from compaction.summary import Summarizer, Summary, SummaryRequest, summarize
 from compaction.tokens import estimate_tokens
 from compaction.validate import ensure_valid
 
-__all__ = ["CompactionResult", "Reason", "Summarizer", "SummaryRequest", "compact"]
+__all__ = ["CompactionResult", "Reason", "Summarizer", "SummaryRequest", "compact", "compactable"]
 
 Reason = Literal["auto", "manual"]
 
@@ -96,7 +96,7 @@ def compact(
     clock.lap("prune")
     if reason == "auto" and pruned.tokens < config.threshold_tokens:
         return _pruned_only(measured, pruned, clock.timings)
-    cut = _cut(measured, pruned, head, config)
+    cut = _cut(measured, pruned, head, config, reason)
     if summarizer is None:
         raise InvalidRequest("compact() needs a summarizer to summarize the middle")
     clock.lap("boundaries")
@@ -105,6 +105,8 @@ def compact(
         config,
         summarizer,
         previous_summary=previous_summary,
+        # What the summary replaces, as it was before phase 1 pruned it.
+        middle_tokens=sum(measured.counts[cut.start : cut.end]),
         language=measured.language,
         focus=focus,
         head=cut.head,
@@ -219,16 +221,44 @@ def _pruned_only(
     )
 
 
-def _cut(measured: _Measured, pruned: _Pruned, head: int, config: CompactionConfig) -> _Cut:
-    """Phase 2; refuses a kept message over the threshold and a middle too small to summarize."""
-    items, counts, at = pruned.items, pruned.counts, pruned.at
-    bounds = find_bounds(
+def compactable(messages: Sequence[Message], config: CompactionConfig) -> bool:
+    """Whether ``/compact`` would find something to summarize: more than the protected head,
+    the minimal tail and the last real user message (docs/architecture.md, "The algorithm",
+    phase 2). The producers ask it before enqueueing, the worker before announcing a run."""
+    if len(messages) <= head_end(messages, config.protect_first_n):
+        return False
+    estimate = config.estimator()
+    counts = [estimate_tokens(m, estimate) for m in messages]
+    bounds = _bounds(messages, counts, config, tail_budget=0)
+    return _summarizable(messages[bounds.head_end : bounds.tail_start])
+
+
+def _bounds(
+    items: Sequence[Message], counts: Sequence[int], config: CompactionConfig, *, tail_budget: int
+) -> Bounds:
+    return find_bounds(
         items,
         counts,
         protect_first_n=config.protect_first_n,
-        tail_budget=config.tail_token_budget,
+        tail_budget=tail_budget,
         min_tail_messages=config.min_tail_messages,
     )
+
+
+def _summarizable(middle: Sequence[Message]) -> bool:
+    return len(middle) >= 2 and not all(m.is_summary for m in middle)
+
+
+def _cut(
+    measured: _Measured, pruned: _Pruned, head: int, config: CompactionConfig, reason: Reason
+) -> _Cut:
+    """Phase 2; refuses a kept message over the threshold and a middle too small to summarize.
+    ``/compact`` always compacts: when the tail budget covers the whole middle, the tail
+    shrinks to its minimum (docs/architecture.md, "The algorithm", phase 2)."""
+    items, counts, at = pruned.items, pruned.counts, pruned.at
+    bounds = _bounds(items, counts, config, tail_budget=config.tail_token_budget)
+    if reason == "manual" and not _summarizable(items[bounds.head_end : bounds.tail_start]):
+        bounds = _bounds(items, counts, config, tail_budget=0)
     start, end = bounds.head_end, bounds.tail_start
     if start > head:
         # The head grew past the last user message: what phase 1 pruned there is head now,
@@ -243,10 +273,9 @@ def _cut(measured: _Measured, pruned: _Pruned, head: int, config: CompactionConf
             f"{config.threshold_tokens}; split it"
         )
     cut = _Cut(items, start, end, at)
-    middle = cut.middle
-    if len(middle) < 2 or all(m.is_summary for m in middle):
+    if not _summarizable(cut.middle):
         raise NothingToCompact(
-            f"the middle between the protected head and the tail holds {len(middle)} message(s)"
+            f"the middle between the protected head and the tail holds {len(cut.middle)} message(s)"
         )
     return cut
 

@@ -28,7 +28,9 @@ code never changes once published.
 
 `compaction_skipped` is not a failure; its `SkipCode`: `lock_held` (another run holds the
 session), `already_pending` (the session is already queued), `suppressed` (the last two
-compactions each saved under 10%), `below_threshold` (an auto request under the threshold).
+compactions each saved under 10%), `below_threshold` (an auto request under the threshold),
+`nothing_to_compact` (an auto request for a session with nothing between its protected head and
+its minimal tail).
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ ErrorCode = Literal[
     "timeout",
     "io_error",
 ]
-SkipCode = Literal["lock_held", "already_pending", "suppressed", "below_threshold"]
+SkipCode = Literal[
+    "lock_held", "already_pending", "suppressed", "below_threshold", "nothing_to_compact"
+]
 
 
 class CompactionError(Exception):

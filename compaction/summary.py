@@ -121,12 +121,15 @@ def summarize(
     summarizer: Summarizer,
     *,
     previous_summary: str | None,
+    middle_tokens: int,
     language: Language,
     focus: str | None,
     head: Sequence[Message],
     lap: Callable[[str], None],
 ) -> Summary:
-    """The summary message's content; ``lap`` is called at the end of each step (timings)."""
+    """The summary message's content; ``lap`` is called at the end of each step (timings).
+    ``middle_tokens`` (the middle's estimate) sets the budget (docs/architecture.md, "The
+    algorithm", phase 3)."""
     previous_body, previous_ledger = _previous(middle, previous_summary)
     material = _prepare(middle, config)
     # What redaction takes out of the turns in context, kept out of what is made from them
@@ -140,7 +143,7 @@ def summarize(
     )
     lap("ledger")
     scrub = redact if config.redact_secrets else _identity
-    first = _first(config, material, scrub(previous_body or ""), scrub(focus or ""), language)
+    first = _first(config, scrub(previous_body or ""), scrub(focus or ""), language, middle_tokens)
     # What a call holds besides its turns: the frame and the summary so far (capped).
     fixed = config.summary_max_tokens + _frame(first, first.focus)
     chunks = plan(
@@ -182,16 +185,16 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
 
 
 def _first(
-    config: CompactionConfig, material: _Material, previous: str, focus: str, language: Language
+    config: CompactionConfig, previous: str, focus: str, language: Language, middle_tokens: int
 ) -> SummaryRequest:
     """What every call shares. The previous summary is cut to ``summary_max_tokens`` (the room
     a call keeps for it), and a focus to what leaves the turns ``_MIN_TURNS_TOKENS``."""
-    estimate = material.estimate
+    estimate = config.estimator()
     first = SummaryRequest(
         prompt="",
         serialized="",
         previous_summary=fit(previous, config.summary_max_tokens, estimate) or None,
-        budget_tokens=config.summary_budget(sum(material.sizes)),
+        budget_tokens=config.summary_budget(middle_tokens),
         language=language,
         min_chars=config.min_summary_chars,
         max_tokens=SUMMARY_LIMIT_FACTOR * config.summary_max_tokens,

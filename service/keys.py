@@ -25,6 +25,17 @@ def running_key(prefix: str, session_id: str) -> str:
     return f"{prefix}:running:{session_id}"
 
 
+def upgrade_key(prefix: str, session_id: str) -> str:
+    """A ``/compact`` waiting for the queued auto request it upgraded (docs/architecture.md,
+    "The job")."""
+    return f"{prefix}:upgrade:{session_id}"
+
+
+def usage_key(prefix: str, session_id: str) -> str:
+    """The user's model usage last reported by the gateway (``token_update.current``)."""
+    return f"{prefix}:usage:{session_id}"
+
+
 def events_channel(prefix: str) -> str:
     return f"{prefix}:events"
 

@@ -14,7 +14,9 @@ from pydantic import SecretStr
 from compaction.engine import CompactionResult
 from compaction.messages import Message
 
-View = Literal["compacted", "full"]
+#: ``compacted`` is what the model gets; ``display`` is that view with the compaction-event rows
+#: (the user's screen after a reload); ``full`` is every row.
+View = Literal["compacted", "display", "full"]
 EVENT_TYPE = "compaction_event"
 
 
@@ -177,8 +179,9 @@ class AgentSettings:
     context_window: int | None
     auxiliary_model_channel_id: int | None
     compaction_strategy: str
-    compaction_threshold_percent: int
-    compaction_protect_first_n: int
+    #: ``None``: the system setting applies (docs/architecture.md, "Settings")
+    compaction_threshold_percent: int | None
+    compaction_protect_first_n: int | None
 
 
 def mask(key: str) -> str:
