@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compaction.config import CompactionConfig
 from compaction.messages import Message, last_real_user_index
+from compaction.tokens import estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +87,33 @@ def find_bounds(
         else:
             tail = last_user
     return Bounds(head, max(head, tail))
+
+
+def compactable(messages: Sequence[Message], config: CompactionConfig) -> bool:
+    """Whether ``/compact`` would find something to summarize: more than the protected head,
+    the minimal tail and the last real user message (docs/architecture.md, "The algorithm",
+    phase 2). The producers ask it before enqueueing, the worker before announcing a run."""
+    if len(messages) <= head_end(messages, config.protect_first_n):
+        return False
+    estimate = config.estimator()
+    counts = [estimate_tokens(m, estimate) for m in messages]
+    bounds = bounds_for(messages, counts, config, tail_budget=0)
+    return summarizable(messages[bounds.head_end : bounds.tail_start])
+
+
+def bounds_for(
+    items: Sequence[Message], counts: Sequence[int], config: CompactionConfig, *, tail_budget: int
+) -> Bounds:
+    """``find_bounds`` with the config's head and minimal tail."""
+    return find_bounds(
+        items,
+        counts,
+        protect_first_n=config.protect_first_n,
+        tail_budget=tail_budget,
+        min_tail_messages=config.min_tail_messages,
+    )
+
+
+def summarizable(middle: Sequence[Message]) -> bool:
+    """At least two messages, not only earlier summaries."""
+    return len(middle) >= 2 and not all(m.is_summary for m in middle)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.boundaries import Bounds, find_bounds, head_end
+from compaction.boundaries import bounds_for, compactable, head_end, summarizable
 from compaction.config import CompactionConfig
 from compaction.errors import (
     InvalidRequest,
@@ -221,34 +221,6 @@ def _pruned_only(
     )
 
 
-def compactable(messages: Sequence[Message], config: CompactionConfig) -> bool:
-    """Whether ``/compact`` would find something to summarize: more than the protected head,
-    the minimal tail and the last real user message (docs/architecture.md, "The algorithm",
-    phase 2). The producers ask it before enqueueing, the worker before announcing a run."""
-    if len(messages) <= head_end(messages, config.protect_first_n):
-        return False
-    estimate = config.estimator()
-    counts = [estimate_tokens(m, estimate) for m in messages]
-    bounds = _bounds(messages, counts, config, tail_budget=0)
-    return _summarizable(messages[bounds.head_end : bounds.tail_start])
-
-
-def _bounds(
-    items: Sequence[Message], counts: Sequence[int], config: CompactionConfig, *, tail_budget: int
-) -> Bounds:
-    return find_bounds(
-        items,
-        counts,
-        protect_first_n=config.protect_first_n,
-        tail_budget=tail_budget,
-        min_tail_messages=config.min_tail_messages,
-    )
-
-
-def _summarizable(middle: Sequence[Message]) -> bool:
-    return len(middle) >= 2 and not all(m.is_summary for m in middle)
-
-
 def _cut(
     measured: _Measured, pruned: _Pruned, head: int, config: CompactionConfig, reason: Reason
 ) -> _Cut:
@@ -256,9 +228,9 @@ def _cut(
     ``/compact`` always compacts: when the tail budget covers the whole middle, the tail
     shrinks to its minimum (docs/architecture.md, "The algorithm", phase 2)."""
     items, counts, at = pruned.items, pruned.counts, pruned.at
-    bounds = _bounds(items, counts, config, tail_budget=config.tail_token_budget)
-    if reason == "manual" and not _summarizable(items[bounds.head_end : bounds.tail_start]):
-        bounds = _bounds(items, counts, config, tail_budget=0)
+    bounds = bounds_for(items, counts, config, tail_budget=config.tail_token_budget)
+    if reason == "manual" and not summarizable(items[bounds.head_end : bounds.tail_start]):
+        bounds = bounds_for(items, counts, config, tail_budget=0)
     start, end = bounds.head_end, bounds.tail_start
     if start > head:
         # The head grew past the last user message: what phase 1 pruned there is head now,
@@ -273,7 +245,7 @@ def _cut(
             f"{config.threshold_tokens}; split it"
         )
     cut = _Cut(items, start, end, at)
-    if not _summarizable(cut.middle):
+    if not summarizable(cut.middle):
         raise NothingToCompact(
             f"the middle between the protected head and the tail holds {len(cut.middle)} message(s)"
         )
