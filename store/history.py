@@ -1,7 +1,8 @@
-"""The two history views (docs/architecture.md, "Tables").
+"""The three history views (docs/architecture.md, "Tables").
 
 ``compacted`` is what the LLM gets: no compacted rows, no compaction-event rows, placeholders
-for pruned rows, in ``(seq, seq_minor)`` order (head, summary, tail). ``full`` is every row in
+for pruned rows, in ``(seq, seq_minor)`` order (head, summary, tail). ``display`` is that view
+with the event rows in place: the user's screen after a reload. ``full`` is every row in
 conversation order, each summary right after the rows it replaced.
 """
 
@@ -112,21 +113,27 @@ def require_session(session: Session, session_id: str) -> None:
         raise SessionNotFound(f"session {session_id!r} not found")
 
 
-def _history_query(compacted: bool, incremental: bool) -> Select[Any]:
+_VIEWS: tuple[View, ...] = ("compacted", "display", "full")
+
+
+def _history_query(view: View, incremental: bool) -> Select[Any]:
     # Plain rows, not ORM objects: loading a 10,000-message session is the hot path.
     query = select(*_COLUMNS).where(MessageRow.session_id == bindparam("session_id"))
     if incremental:
         query = query.where(MessageRow.seq > bindparam("after_seq"))
-    if compacted:
-        query = query.where(MessageRow.compacted_at.is_(None), not_event())
+    if view != "full":
+        # Event rows are never compacted (the write skips them), so ``display`` needs no more.
+        query = query.where(MessageRow.compacted_at.is_(None))
+    if view == "compacted":
+        query = query.where(not_event())
     return query.order_by(MessageRow.seq, MessageRow.seq_minor)
 
 
 # Built once, values bound at execution: building the SELECT on every call cost more than
 # handling a 1,000-row result (0.6 ms of a 5 ms load).
 _HISTORY_QUERIES = {
-    (compacted, incremental): _history_query(compacted, incremental)
-    for compacted in (True, False)
+    (view, incremental): _history_query(view, incremental)
+    for view in _VIEWS
     for incremental in (True, False)
 }
 
@@ -135,11 +142,13 @@ class History(Repository):
     def load_history(
         self, session_id: str, view: View = "compacted", *, after_seq: int = 0
     ) -> list[StoredMessage]:
-        """The session's history; ``after_seq`` keeps only later rows (incremental reads)."""
-        if view not in ("compacted", "full"):
-            raise InvalidRequest(f"unknown view {view!r}; expected 'compacted' or 'full'")
+        """The session's history in ``view`` (compacted: the model's; display: the user's
+        screen; full: every row); ``after_seq`` keeps only later rows (incremental reads)."""
+        query = _HISTORY_QUERIES.get((view, after_seq > 0))
+        if query is None:
+            expected = ", ".join(repr(v) for v in _VIEWS)
+            raise InvalidRequest(f"unknown view {view!r}; expected one of {expected}")
         params = {"session_id": session_id, "after_seq": after_seq}
-        query = _HISTORY_QUERIES[view == "compacted", after_seq > 0]
         with read_session(self.factory) as session:
             # Core execution: the ORM's result machinery adds nothing for plain columns.
             rows = session.connection().execute(query, params).all()

@@ -1,15 +1,16 @@
 """Reading and undoing compaction runs (docs/architecture.md, "Tables"): the run records, the UI's
-"compacted N times", and ``restore``, which undoes a session's latest standing run in one
-transaction."""
+"compacted N times", and ``restore``, which undoes a session's latest standing run (a summary, or
+pruning alone) in one transaction and leaves a "restored" event row for the user's screen."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from compaction.errors import InvalidRequest, SessionNotFound
+from store.compactions import _event_row
 from store.db import Repository, read_session, write_session
 from store.history import require_session
 from store.models import ChatSession, CompactionRun, utcnow
@@ -48,46 +49,72 @@ def _record(row: CompactionRun) -> RunRecord:
     )
 
 
+def _standing() -> ColumnElement[bool]:
+    """Runs that ``restore`` may undo: succeeded (not restored yet) and changed the history, by
+    a summary or by pruning alone. The latest of them is the one to undo next."""
+    return and_(
+        CompactionRun.status == "succeeded",
+        or_(CompactionRun.summary_message_id.is_not(None), CompactionRun.pruned_count > 0),
+    )
+
+
+def _restored_text(language: str | None, messages: int, pruned: int) -> str:
+    """The "restored" event row's sentence, in the language of the run it undoes."""
+    if language == "zh":
+        return f"已撤销压缩 · 恢复 {messages} 条消息 · {pruned} 条工具输出还原"
+    return f"Compaction undone · {messages} messages restored · {pruned} tool outputs whole again"
+
+
+def _undo(session: Session, run: CompactionRun) -> None:
+    """The rows ``run`` compacted visible again, the rows it pruned whole again, its summary
+    hidden, the run ``restored``, and the event row saying so (never in the model's view)."""
+    now, conn = utcnow(), session.connection()
+    restored = 0
+    if run.summary_message_id is not None:
+        restored = conn.execute(
+            update(MessageRow)
+            .where(MessageRow.compacted_into_id == run.summary_message_id)
+            .values(compacted_at=None, compacted_into_id=None)
+        ).rowcount
+        summary = session.get(MessageRow, run.summary_message_id)
+        if summary is not None:
+            summary.compacted_at = now
+            summary.meta = {**(summary.meta or {}), "restoredByRunId": run.id}
+    pruned = conn.execute(
+        update(MessageRow)
+        .where(MessageRow.pruned_run_id == run.id)
+        .values(pruned_at=None, pruned_run_id=None)
+    ).rowcount
+    run.status, run.restored_at = "restored", now
+    payload = {"runId": run.id, "restoredMessages": restored, "restoredPruned": pruned}
+    text = _restored_text(run.language, restored, pruned)
+    _event_row(conn, run.session_id, "restored", text, payload)
+
+
 class RunLog(Repository):
     """The session's compaction runs: listed, counted, undone."""
 
     def restore(self, run_id: int) -> RunRecord:
-        """Undo a run: its rows visible again, pruned rows whole again, its summary hidden.
-        Only a session's latest standing run can be undone (undo later ones first)."""
-        now = utcnow()
+        """Undo a run: its rows visible again, pruned rows whole again, its summary hidden, a
+        "restored" event row for the user's screen, the version bumped, in one transaction.
+        Only a session's latest standing run that changed the history can be undone (undo
+        later ones first); a run that only pruned is one."""
         with write_session(self.factory) as session:
             run = session.get(CompactionRun, run_id)
             if run is None:
                 raise InvalidRequest(f"compaction run {run_id} not found")
             chat = _lock_session(session, run.session_id)
-            if run.status != "succeeded" or run.summary_message_id is None:
-                raise InvalidRequest(f"run {run_id} is {run.status}: nothing to restore")
-            later = session.scalar(
-                select(func.count())
-                .select_from(CompactionRun)
-                .where(
-                    CompactionRun.session_id == run.session_id,
-                    CompactionRun.id > run.id,
-                    CompactionRun.status == "succeeded",
+            latest = session.scalar(
+                select(func.max(CompactionRun.id)).where(
+                    CompactionRun.session_id == run.session_id, _standing()
                 )
             )
-            if later:
+            if latest is None or latest < run.id:  # not standing, or changed no message
+                what = "changed no message" if run.status == "succeeded" else f"is {run.status}"
+                raise InvalidRequest(f"run {run_id} {what}: nothing to restore")
+            if latest > run.id:
                 raise InvalidRequest(f"run {run_id} has later compactions: restore those first")
-            session.execute(
-                update(MessageRow)
-                .where(MessageRow.compacted_into_id == run.summary_message_id)
-                .values(compacted_at=None, compacted_into_id=None)
-            )
-            session.execute(
-                update(MessageRow)
-                .where(MessageRow.pruned_run_id == run.id)
-                .values(pruned_at=None, pruned_run_id=None)
-            )
-            summary = session.get(MessageRow, run.summary_message_id)
-            if summary is not None:
-                summary.compacted_at = now
-                summary.meta = {**(summary.meta or {}), "restoredByRunId": run.id}
-            run.status, run.restored_at = "restored", now
+            _undo(session, run)
             chat.compaction_version += 1  # a worker holding the old version must not write
             session.flush()
             return _record(run)

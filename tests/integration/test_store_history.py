@@ -1,6 +1,6 @@
-"""The store's history (docs/architecture.md, "Tables"): the two views, compaction written back
-and read again, event rows, iterative compaction. Appending is test_store_sessions.py; persisted
-pruning test_store_pruning.py.
+"""The store's history (docs/architecture.md, "Tables"): the three views, compaction written back
+and read again, event rows (the display view's bubbles), iterative compaction. Appending is
+test_store_sessions.py; persisted pruning test_store_pruning.py.
 
 Every test runs against SQLite and against the real PostgreSQL database (``store`` fixture).
 """
@@ -50,7 +50,7 @@ def assert_summaries_follow_what_they_replaced(full: list[StoredMessage]) -> Non
         assert all(s.compacted_at is not None or s.is_event for s in between)
 
 
-# --- the two views ---------------------------------------------------------------------
+# --- the views ---------------------------------------------------------------------
 
 
 def test_both_views_give_back_what_was_appended(store: Store) -> None:
@@ -59,6 +59,7 @@ def test_both_views_give_back_what_was_appended(store: Store) -> None:
     expected = with_ids(messages, ids)
     assert messages_of(store.load_history(session_id)) == expected
     assert messages_of(store.load_history(session_id, view="compacted")) == expected
+    assert messages_of(store.load_history(session_id, view="display")) == expected
     full = store.load_history(session_id, view="full")
     assert messages_of(full) == expected
     assert not any(s.compacted_at or s.pruned_at or s.is_compaction_summary for s in full)
@@ -121,7 +122,7 @@ def test_seed_forty_messages_compaction_marks_exactly_the_middle(store: Store) -
     assert latest is not None and latest.id == applied.summary_message_id
 
 
-def test_event_rows_show_in_the_full_view_only(store: Store) -> None:
+def test_event_rows_show_in_the_display_and_full_views_never_the_models(store: Store) -> None:
     first, second = seed_forty()[:20], conversation(5, system=False, first_turn=10)
     session_id, ids = new_session(store, first)
     # An event row inside what will be the compacted middle, and one more later.
@@ -156,10 +157,19 @@ def test_event_rows_show_in_the_full_view_only(store: Store) -> None:
     assert messages_of(compacted) == planned.expected_view(applied)
     assert {s.id for s in full if s.compacted_at} == set(planned.compressed_ids)
     assert applied.removed_count == len(planned.compressed_ids)
+    # The user's screen: the model's view with both bubbles where they happened, the start
+    # bubble kept though the rows around it were compacted.
+    display = store.load_history(session_id, "display")
+    assert [s.id for s in display if not s.is_event] == [s.id for s in compacted]
+    assert [s.id for s in display if s.is_event] == [start.id, done.id]
+    assert [(s.seq, s.seq_minor) for s in display] == sorted((s.seq, s.seq_minor) for s in display)
+    assert display[-1].id == done.id and display[-1].metadata == done.metadata
 
     # A later compaction's view still has no event rows, whatever was appended since.
-    store.append_event(session_id, "failed", "Compaction failed", {"code": "llm_timeout"})
+    failed = store.append_event(session_id, "failed", "Compaction failed", {"code": "x"})
     assert messages_of(store.load_history(session_id)) == messages_of(compacted)
+    later = store.load_history(session_id, "display")
+    assert [s.id for s in later] == [*(s.id for s in display), failed]
 
 
 # --- iterative compaction --------------------------------------------------------------------
@@ -228,11 +238,11 @@ def test_latest_summary_is_the_newest_visible_one(store: Store) -> None:
     assert store.latest_summary(session_id) is None
 
 
-@pytest.mark.parametrize("view", ["compacted", "full"])
+@pytest.mark.parametrize("view", ["compacted", "display", "full"])
 def test_incremental_reads_return_only_later_rows(store: Store, view: View) -> None:
     # The per-turn trigger reads only what came after the last row it counted.
     session_id, _ = new_session(store, seed_forty())
-    compact_session(store, session_id)
+    compact_session(store, session_id, event=EventRow("Context compacted"))
     whole = store.load_history(session_id, view)
     cut = whole[len(whole) // 2].seq
     later = store.load_history(session_id, view, after_seq=cut)
