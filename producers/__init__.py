@@ -1,5 +1,6 @@
-"""What a gateway calls (docs/architecture.md, "Layers"): the threshold check, ``/compact``, waiting
-for a running compaction, ``token_update`` and the event relay. Each function uses the ``Producers``
+"""What a gateway calls (docs/architecture.md, "Layers"): the pre-call hook (``ensure_compacted``),
+the threshold check, ``/compact``, waiting for a running compaction, ``token_update`` and the event
+relay. Each function uses the ``Producers``
 given to ``configure()`` (or one built from the settings); ``producers.aio`` has the asyncio
 twins."""
 
@@ -9,12 +10,33 @@ from collections.abc import Mapping, Sequence
 
 from compaction.contract import AnyEvent, TokenUpdate, TokenUsage
 from compaction.messages import Message
-from producers import tokens, trigger, wait
+from producers import ensure, tokens, trigger, wait
 from producers.commands import SlashCommand, parse_slash_command
 from producers.context import Producers, configure, default
+from producers.ensure import Ensured
 from producers.relay import EventRelay
 from producers.trigger import TriggerResult
 from service.queue import EnqueueResult
+
+
+def ensure_compacted(
+    session_id: str,
+    *,
+    model: str | None = None,
+    messages: Sequence[Message] | None = None,
+    system_prompt: str | None = None,
+    timeout: float = 60.0,
+    wait: bool = True,
+) -> Ensured:
+    return ensure.ensure_compacted(
+        default(),
+        session_id,
+        model=model,
+        messages=messages,
+        system_prompt=system_prompt,
+        timeout=timeout,
+        wait=wait,
+    )
 
 
 def check_and_enqueue(
@@ -50,12 +72,14 @@ def publish_token_update(
 
 __all__ = [
     "EnqueueResult",
+    "Ensured",
     "EventRelay",
     "Producers",
     "SlashCommand",
     "TriggerResult",
     "check_and_enqueue",
     "configure",
+    "ensure_compacted",
     "parse_slash_command",
     "publish_token_update",
     "request_manual",

@@ -14,8 +14,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from compaction.contract import AnyEvent, TokenUpdate, TokenUsage
 from compaction.messages import Message
-from producers import tokens, trigger
+from producers import ensure, tokens, trigger
 from producers.context import Producers, default
+from producers.ensure import Ensured
 from producers.trigger import TriggerResult
 from producers.wait import RECENT, no_final_event
 from service.events import StreamCursor, final_among, is_final_for, newest_id
@@ -109,6 +110,13 @@ async def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEven
     )
     if request_id is None:
         return None
+    return await wait_for_request(ctx, session_id, request_id, timeout)
+
+
+async def wait_for_request(
+    ctx: Producers, session_id: str, request_id: str, timeout: float = 60.0
+) -> AnyEvent:
+    """The final event of one request, even if it came before this call started."""
     async with AsyncEventRelay(session_id, ctx=ctx) as relay:
         recent: Any = await relay.client.xrevrange(relay.stream, count=RECENT)
         found = final_among(recent, session_id, request_id)
@@ -118,3 +126,43 @@ async def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEven
             if is_final_for(event, session_id, request_id):
                 return event
     raise TimeoutError(no_final_event(session_id, timeout))
+
+
+async def ensure_compacted(
+    session_id: str,
+    *,
+    model: str | None = None,
+    messages: Sequence[Message] | None = None,
+    system_prompt: str | None = None,
+    timeout: float = 60.0,
+    wait: bool = True,
+) -> Ensured:
+    """``producers.ensure_compacted``, waiting on the event loop."""
+    ctx = default()
+    checked = await asyncio.to_thread(
+        trigger.check_and_enqueue,
+        ctx,
+        session_id,
+        model=model,
+        messages=messages,
+        system_prompt=system_prompt,
+    )
+    request_id = await asyncio.to_thread(
+        ensure.awaited_request, ctx, session_id, checked, wait=wait
+    )
+    event: AnyEvent | None = None
+    if request_id is not None:
+        try:
+            event = await wait_for_request(ctx, session_id, request_id, timeout)
+        except TimeoutError:
+            event = None
+    return await asyncio.to_thread(
+        ensure.settle,
+        ctx,
+        session_id,
+        checked,
+        event=event,
+        waited=request_id is not None,
+        messages=messages,
+        system_prompt=system_prompt,
+    )

@@ -4,18 +4,21 @@ unchanged session must cost almost nothing (docs/architecture.md, "Settings").
 Two ways in: the gateway passes the messages it is about to send (the estimate reuses the
 longest prefix of the same message objects it saw last time), or it lets the store be read
 (the estimate reuses the tokens of the rows it counted before and reads only newer rows; a
-compaction or restore bumps the session's version, which starts the count again).
+compaction or restore bumps the session's version, which starts the count again). Either way the
+leading system messages (the system prompt) are counted apart too: a prompt alone over the
+threshold can never be compacted away.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from compaction.messages import Message
 from compaction.tokens import TextEstimator, estimate_tokens
+from store.records import StoredMessage
 
 MAX_SESSIONS = 10_000
 
@@ -26,11 +29,29 @@ class _Listed:
     running: list[int] = field(default_factory=list)  # cumulative tokens
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Stored:
     version: int = -1
     last_seq: int = 0
     tokens: int = 0
+    #: tokens of the leading system rows; final once a row of another role was counted
+    system: int = 0
+    past_system: bool = False
+
+    def counted(
+        self, rows: Sequence[StoredMessage], last_seq: int, estimate: TextEstimator
+    ) -> _Stored:
+        tokens, system, past_system = self.tokens, self.system, self.past_system
+        for row in rows:
+            count = estimate_tokens(row.message, estimate)
+            tokens += count
+            if not past_system and row.message.role == "system":
+                system += count
+            else:
+                past_system = True
+        # A row appended between reading the session and its rows is counted once only.
+        last = max(last_seq, rows[-1].seq) if rows else last_seq
+        return _Stored(self.version, last, tokens, system, past_system)
 
 
 class SessionEstimates:
@@ -60,17 +81,34 @@ class SessionEstimates:
             _trim(self._listed)
         return total
 
-    def stored(self, session_id: str) -> tuple[int, int, int]:
-        """(version, last_seq, tokens) counted last time, or version -1."""
+    def of_store(
+        self,
+        session_id: str,
+        version: int,
+        last_seq: int,
+        newer: Callable[[int], Sequence[StoredMessage]],
+        estimate: TextEstimator,
+    ) -> tuple[int, int]:
+        """(tokens, tokens of the leading system rows) of the session's compacted view at
+        ``version`` holding rows up to ``last_seq``; ``newer(seq)`` reads the rows after
+        ``seq``, called only when some are not counted yet."""
         with self._lock:
-            entry = self._stored.get(session_id) or _Stored()
-        return entry.version, entry.last_seq, entry.tokens
+            entry = self._stored.get(session_id)
+        if entry is None or entry.version != version:
+            entry = _Stored(version)
+        if last_seq > entry.last_seq:
+            entry = entry.counted(newer(entry.last_seq), last_seq, estimate)
+            with self._lock:
+                self._stored.pop(session_id, None)
+                self._stored[session_id] = entry
+                _trim(self._stored)
+        return entry.tokens, entry.system
 
-    def remember(self, session_id: str, version: int, last_seq: int, tokens: int) -> None:
+    def forget(self, session_id: str) -> None:
+        """The next count of the session starts again from its first row."""
         with self._lock:
+            self._listed.pop(session_id, None)
             self._stored.pop(session_id, None)
-            self._stored[session_id] = _Stored(version, last_seq, tokens)
-            _trim(self._stored)
 
 
 def _trim(cache: OrderedDict[str, _Listed] | OrderedDict[str, _Stored]) -> None:

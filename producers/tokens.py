@@ -1,4 +1,8 @@
-"""``token_update`` (docs/architecture.md, "Events"): the figures behind the UI's context bar."""
+"""``token_update`` (docs/architecture.md, "Events"): the figures behind the UI's context bar.
+
+``current`` is the user's model usage: the gateway's ``usage``, remembered so that the worker's
+``token_update`` after a compaction repeats it (and so does a later update that passes none).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from compaction.errors import as_invalid_request
 from producers.context import Producers
 from producers.trigger import used_tokens
 from service.events import EventPublisher
+from service.usage import last_usage, remember_usage
 
 
 def token_update(
@@ -18,10 +23,10 @@ def token_update(
     model: str | None = None,
     usage: TokenUsage | Mapping[str, int] | None = None,
 ) -> TokenUpdate:
-    with as_invalid_request("usage"):
-        current = usage if isinstance(usage, TokenUsage) else TokenUsage.model_validate(usage or {})
+    current = _usage(ctx, session_id, usage)
     session = ctx.contexts.resolve(session_id, model=model)
     used, _system = used_tokens(ctx, session, None, None)
+    compactions = ctx.store.compaction_counts([session_id]).get(session_id, 0)
     return TokenUpdate(
         session_id=session_id,
         current=current,
@@ -30,8 +35,18 @@ def token_update(
             max_tokens=session.window,
             percent=round(min(100.0, 100 * used / session.window), 1),
             threshold_percent=session.threshold_percent,
+            compactions=compactions,
         ),
     )
+
+
+def _usage(
+    ctx: Producers, session_id: str, usage: TokenUsage | Mapping[str, int] | None
+) -> TokenUsage:
+    if usage is None:
+        return last_usage(ctx.redis, ctx.settings.channel_prefix, session_id)
+    with as_invalid_request("usage"):
+        return usage if isinstance(usage, TokenUsage) else TokenUsage.model_validate(usage)
 
 
 def publish_token_update(
@@ -42,6 +57,8 @@ def publish_token_update(
     usage: TokenUsage | Mapping[str, int] | None = None,
 ) -> TokenUpdate:
     event = token_update(ctx, session_id, model=model, usage=usage)
+    if usage is not None:
+        remember_usage(ctx.redis, ctx.settings.channel_prefix, session_id, event.current)
     EventPublisher(
         ctx.redis,
         prefix=ctx.settings.channel_prefix,

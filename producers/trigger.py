@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from compaction.boundaries import compactable
 from compaction.contract import CompactionRequested
 from compaction.errors import SystemPromptTooLarge, as_invalid_request
 from compaction.messages import Message
@@ -15,7 +16,14 @@ from producers.context import Producers
 from service.context import SessionContext
 from service.queue import EnqueueResult, pending_request, running_request, submit
 
-TriggerStatus = Literal["enqueued", "already_pending", "in_flight", "below_threshold", "suppressed"]
+TriggerStatus = Literal[
+    "enqueued",
+    "already_pending",
+    "in_flight",
+    "below_threshold",
+    "suppressed",
+    "nothing_to_compact",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,28 +43,30 @@ def used_tokens(
     messages: Sequence[Message] | None,
     system_prompt: str | None,
 ) -> tuple[int, int]:
-    """(tokens of what goes to the model, tokens of the system prompt alone)."""
+    """(tokens of what goes to the model, tokens of the system prompt alone: ``system_prompt``
+    and the leading system messages, passed or stored)."""
     estimate = ctx.estimator
-    prompt = (
-        estimate_tokens(Message(role="system", content=system_prompt), estimate)
-        if system_prompt
-        else 0
-    )
+    prompt = prompt_tokens(ctx, system_prompt)
     session_id = session.info.id
     if messages is not None:
         listed = ctx.estimates.of_messages(session_id, messages, estimate)
         leading = sum(estimate_tokens(m, estimate) for m in _leading_system(messages))
         return listed + prompt, prompt + leading
-    version, last_seq, tokens = ctx.estimates.stored(session_id)
-    if version != session.info.compaction_version:
-        last_seq, tokens = 0, 0
-    if session.info.last_seq > last_seq:
-        newer = ctx.store.load_history(session_id, after_seq=last_seq)
-        tokens += sum(estimate_tokens(m.message, estimate) for m in newer)
-        ctx.estimates.remember(
-            session_id, session.info.compaction_version, session.info.last_seq, tokens
-        )
-    return tokens + prompt, prompt
+    stored, leading = ctx.estimates.of_store(
+        session_id,
+        session.info.compaction_version,
+        session.info.last_seq,
+        lambda after: ctx.store.load_history(session_id, after_seq=after),
+        estimate,
+    )
+    return stored + prompt, prompt + leading
+
+
+def prompt_tokens(ctx: Producers, system_prompt: str | None) -> int:
+    """The tokens of a system prompt the gateway sends beside the messages."""
+    if not system_prompt:
+        return 0
+    return estimate_tokens(Message(role="system", content=system_prompt), ctx.estimator)
 
 
 def _leading_system(messages: Sequence[Message]) -> list[Message]:
@@ -66,6 +76,11 @@ def _leading_system(messages: Sequence[Message]) -> list[Message]:
             break
         out.append(message)
     return out
+
+
+def model_view(ctx: Producers, session_id: str) -> list[Message]:
+    """The session's compacted view: what the model gets (docs/architecture.md, "Storage")."""
+    return [stored.message for stored in ctx.store.load_history(session_id)]
 
 
 def check_and_enqueue(
@@ -102,12 +117,30 @@ def check_and_enqueue(
         return result("in_flight", running)
     if ctx.contexts.suppressed(session_id, used):
         return result("suppressed")
+    if not _compactable(ctx, session, messages):
+        return result("nothing_to_compact")
     with as_invalid_request("compaction request"):  # a model name over 128 characters
         request = CompactionRequested(
             session_id=session_id, reason="auto", model=session.model, context_window=session.window
         )
     outcome = submit(ctx.redis, ctx.settings, request)
+    if outcome.status == "upgraded":  # only a manual request upgrades: never this one
+        return result("already_pending", outcome.request_id)
     return result(outcome.status, outcome.request_id)
+
+
+def _compactable(
+    ctx: Producers, session: SessionContext, messages: Sequence[Message] | None
+) -> bool:
+    """A request with nothing between the protected head and the minimal tail would only
+    announce a run and fail (docs/architecture.md, "The algorithm", phase 2): not enqueued."""
+    config = ctx.settings.compaction_config(
+        context_window=session.window,
+        threshold_percent=session.threshold_percent,
+        protect_first_n=session.protect_first_n,
+    )
+    listed = messages if messages is not None else model_view(ctx, session.info.id)
+    return compactable(listed, config)
 
 
 def request_manual(

@@ -12,10 +12,13 @@ import pytest
 
 import producers
 from compaction.errors import InvalidConfig, InvalidRequest, SessionNotFound, SystemPromptTooLarge
+from compaction.messages import Message
+from compaction.tokens import estimate_messages_tokens
 from producers import aio, configure, trigger
 from producers.context import Producers
 from producers.relay import EventRelay
 from service.keys import lock_key, lock_token, pending_key
+from service.queue import pending_request
 from tests.fakes import conversation
 from tests.integration.helpers import record_run
 from tests.integration.producer_helpers import drain, queue, session_with
@@ -37,7 +40,7 @@ def test_enqueued_then_already_pending_then_in_flight(ctx: Producers) -> None:
     first = trigger.check_and_enqueue(ctx, session_id)
     assert first.status == "enqueued" and first.used_tokens >= first.threshold_tokens
     prefix = ctx.settings.channel_prefix
-    assert ctx.redis.get(pending_key(prefix, session_id)) == first.request_id.encode()
+    assert pending_request(ctx.redis, prefix, session_id) == first.request_id
     assert len(queue(ctx)) == 1
     again = trigger.check_and_enqueue(ctx, session_id)
     assert again.status == "already_pending" and again.request_id == first.request_id
@@ -63,6 +66,56 @@ def test_system_prompt_too_large(ctx: Producers) -> None:
     with pytest.raises(SystemPromptTooLarge) as err:
         trigger.check_and_enqueue(ctx, session_with(ctx, 1), system_prompt="s" * 20_000)
     assert err.value.code == "system_prompt_too_large"
+
+
+def test_a_stored_system_prompt_alone_over_the_threshold_is_refused(ctx: Producers) -> None:
+    session_id = ctx.store.create_session()
+    ctx.store.append_messages(session_id, [Message(role="system", content="s" * 6_000)])
+    assert trigger.check_and_enqueue(ctx, session_id).status == "below_threshold"
+    # counted on from the cache: the leading system rows grow past 2,800 tokens
+    more = [Message(role="system", content="t" * 6_000), Message(role="user", content="hi")]
+    ctx.store.append_messages(session_id, more)
+    with pytest.raises(SystemPromptTooLarge) as err:
+        trigger.check_and_enqueue(ctx, session_id)
+    assert err.value.code == "system_prompt_too_large" and "3020 tokens" in err.value.message
+    assert len(queue(ctx)) == 0
+
+
+def test_a_system_row_after_the_conversation_began_is_not_the_system_prompt(
+    ctx: Producers,
+) -> None:
+    session_id = session_with(ctx, 5)
+    assert trigger.check_and_enqueue(ctx, session_id).status == "below_threshold"
+    ctx.store.append_messages(session_id, [Message(role="system", content="n" * 12_000)])
+    over = trigger.check_and_enqueue(ctx, session_id)  # no SystemPromptTooLarge
+    assert over.status == "enqueued"
+    rows = [stored.message for stored in ctx.store.load_history(session_id)]
+    assert over.used_tokens == estimate_messages_tokens(rows)
+
+
+def test_nothing_to_compact_is_not_enqueued(
+    ctx: Producers, redis_namespace: RedisNamespace
+) -> None:
+    huge = [  # three huge messages, all within the protected head
+        Message(role="user", content="u" * 6_000),
+        Message(role="assistant", content="a" * 6_000),
+        Message(role="user", content="v" * 6_000),
+    ]
+    session_id = ctx.store.create_session()
+    ctx.store.append_messages(session_id, huge)
+    relay = EventRelay(session_id, ctx=ctx)
+    stored = trigger.check_and_enqueue(ctx, session_id)
+    assert stored.status == "nothing_to_compact" and stored.request_id is None
+    assert stored.used_tokens >= stored.threshold_tokens
+    # the gateway's own six: the head of three and the minimal tail of three
+    passed = trigger.check_and_enqueue(ctx, session_id, messages=[*huge, *huge])
+    assert passed.status == "nothing_to_compact"
+    assert trigger.check_and_enqueue(ctx, session_id, messages=huge * 3).status == "enqueued"
+    redis_namespace.clear(ctx.redis)
+    assert len(queue(ctx)) == 0
+    assert pending_request(ctx.redis, ctx.settings.channel_prefix, session_id) is None
+    assert list(relay.events(timeout=0.3)) == []
+    relay.close()
 
 
 def test_a_model_switch_that_shrinks_the_window_triggers_at_once(ctx: Producers) -> None:
@@ -132,7 +185,8 @@ def test_auto_and_manual_at_once_one_runs_one_is_not_queued_twice(ctx: Producers
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(results) == ["already_pending", "enqueued"]
+    # The manual one second upgrades the queued auto one; the auto one second finds it queued.
+    assert sorted(results) in (["already_pending", "enqueued"], ["enqueued", "upgraded"])
     assert len(queue(ctx)) == 1
 
 

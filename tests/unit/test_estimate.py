@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from compaction.messages import Message
 from compaction.tokens import estimate_messages_tokens, text_estimator
 from producers.estimate import SessionEstimates
+from store.records import StoredMessage
 from tests.fakes import conversation
 
 
@@ -50,3 +54,58 @@ def test_sessions_are_separate() -> None:
     a, b = conversation(3), conversation(30)
     assert estimates.of_messages("a", a, text_estimator()) == estimate_messages_tokens(a)
     assert estimates.of_messages("b", b, text_estimator()) == estimate_messages_tokens(b)
+
+
+# --- the store path: rows counted once, the leading system rows apart --------------------------
+
+
+def rows(messages: list[Message], first_seq: int = 1) -> list[StoredMessage]:
+    now = datetime.now(UTC)
+    return [StoredMessage(m, first_seq + i, 0, now) for i, m in enumerate(messages)]
+
+
+class Table:
+    """A session's stored rows, and the reads of those after a seq."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.rows = rows(messages)
+        self.reads: list[int] = []
+
+    def append(self, messages: list[Message]) -> None:
+        self.rows += rows(messages, first_seq=len(self.rows) + 1)
+
+    def newer(self, after: int) -> list[StoredMessage]:
+        self.reads.append(after)
+        return [row for row in self.rows if row.seq > after]
+
+    def count(self, estimates: SessionEstimates, version: int = 0) -> tuple[int, int]:
+        return estimates.of_store("s", version, len(self.rows), self.newer, text_estimator())
+
+
+def system(chars: int) -> Message:
+    return Message(role="system", content="s" * chars)
+
+
+def test_stored_rows_are_read_once_and_the_leading_system_rows_counted_apart() -> None:
+    estimates, table = SessionEstimates(), Table([system(400)])
+    assert table.count(estimates) == (110, 110)
+    table.append([system(800)])
+    assert table.count(estimates) == (320, 320)  # still leading: the prompt grew
+    table.append(conversation(3, system=False))
+    total = estimate_messages_tokens([r.message for r in table.rows])
+    assert table.count(estimates) == (total, 320)
+    table.append([system(4_000)])  # after the conversation began: not the prompt
+    assert table.count(estimates) == (total + 1_010, 320)
+    assert table.count(estimates) == (total + 1_010, 320)  # nothing new: nothing read
+    assert table.reads == [0, 1, 2, 14]
+
+
+def test_a_new_version_counts_again_from_the_first_row() -> None:
+    estimates, table = SessionEstimates(), Table(conversation(3))
+    first = table.count(estimates)
+    table.rows = table.rows[:1]  # a compaction: fewer rows, a new version
+    assert table.count(estimates, version=1) == (first[1], first[1])
+    assert table.reads == [0, 0]
+    estimates.forget("s")
+    assert table.count(estimates, version=1) == (first[1], first[1])
+    assert table.reads == [0, 0, 0]
