@@ -91,6 +91,7 @@ def test_threshold_and_tail_arithmetic(
         (59_999, 11_999),
         (60_000, 12_000),
         (100_000, 12_000),
+        (180_000, 12_000),  # issue 12: a 180k-token middle
     ],
 )
 def test_summary_budget(compressed: int, budget: int) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 
+import pytest
+
 from compaction import (
     SUMMARY_MARKER,
     CompactionConfig,
@@ -18,6 +20,14 @@ from compaction import (
 from compaction.pruning import PLACEHOLDER
 from tests.fakes import SMALL, FakeSummarizer, conversation
 from tests.invariants import check_invariants
+from tests.unit.builders import convo
+
+DEFAULT = CompactionConfig()  # a 200k window: 140k threshold, a 28k tail budget
+
+
+def numbered(spec: str) -> list[Message]:
+    """``convo(spec)`` with ids 1..n, as the store loads it."""
+    return [replace(m, id=i) for i, m in enumerate(convo(spec), start=1)]
 
 
 def test_seed_integration_shape_forty_messages_manual() -> None:
@@ -34,6 +44,64 @@ def test_seed_integration_shape_forty_messages_manual() -> None:
     assert result.summary_message is not None and result.summary_message.role == "user"
     assert result.tokens_after < result.tokens_before
     assert len(summarizer.requests) == 1
+
+
+def test_manual_at_default_settings_keeps_only_head_and_minimal_tail() -> None:
+    """The seed's 40 messages fit the 28k tail budget: ``/compact`` still writes a summary, of
+    everything between the head and the minimal tail (issue 12, "/compact always compacts")."""
+    messages = conversation(10)[:40]
+    assert estimate_messages_tokens(messages) < DEFAULT.tail_token_budget
+    summarizer = FakeSummarizer()
+    result = compact(messages, DEFAULT, summarizer, reason="manual")
+    check_invariants(messages, result)
+    # Head: system, user, the call and its result. Tail: min_tail_messages (3), the turn's
+    # last user message first.
+    assert result.middle == (4, 37) and messages[37].role == "user"
+    assert result.messages == [*messages[:4], result.summary_message, *messages[37:]]
+    assert result.compressed_ids == list(range(5, 38))
+    assert result.tokens_after < result.tokens_before and len(summarizer.requests) == 1
+
+
+def test_auto_at_default_settings_leaves_the_same_conversation_alone() -> None:
+    messages = conversation(10)[:40]
+    summarizer = FakeSummarizer()
+    result = compact(messages, DEFAULT, summarizer, reason="auto")
+    assert result.tokens_before < DEFAULT.threshold_tokens
+    assert not result.summarized and result.messages == messages and summarizer.requests == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "middle"),
+    [
+        # the minimal tail would start on T:c1: it moves back to the call
+        ("S U A U A U A U A U A:c1,c2,c3 T:c1 T:c2 T:c3", (3, 9)),
+        # the head grows past the user; the tail moves back from T:c2 to its call
+        ("S U A U A:c1 T:c1 A:c2 T:c2 A:c3 T:c3", (4, 6)),
+        # the head moves past T:c1 and then past the user
+        ("S U A:c1 T:c1 U A:c2 T:c2 A:c3 T:c3 A", (5, 7)),
+    ],
+)
+def test_the_minimal_tail_never_cuts_a_result_from_its_call(
+    spec: str, middle: tuple[int, int]
+) -> None:
+    messages = numbered(spec)
+    result = compact(messages, DEFAULT, FakeSummarizer(), reason="manual")
+    check_invariants(messages, result)  # no orphan result, no call without its results
+    assert result.middle == middle
+    start, end = middle
+    assert messages[end].role != "tool" and messages[start].role != "tool"
+
+
+def test_manual_keeps_the_last_user_message_verbatim_at_default_settings() -> None:
+    # One request, then a long run of calls: the head grows past the request.
+    calls = " ".join(f"A:c{i} T:c{i}" for i in range(8))
+    messages = numbered(f"S U A U {calls}")
+    result = compact(messages, DEFAULT, FakeSummarizer(), reason="manual")
+    assert result.middle[0] == 4 and messages[3] in result.messages
+    # A request near the end: the tail grows back to it.
+    messages = numbered(f"S U A {calls} U A:c9 T:c9")
+    result = compact(messages, DEFAULT, FakeSummarizer(), reason="manual")
+    assert result.middle[1] == len(messages) - 3 and messages[-3] in result.messages
 
 
 def test_input_list_is_never_mutated() -> None:

@@ -16,6 +16,7 @@ from compaction import (
     compact,
 )
 from tests.fakes import SMALL, FakeSummarizer, conversation
+from tests.unit.builders import assistant, call, convo, system, tool, user
 
 
 def test_system_prompt_too_large() -> None:
@@ -37,6 +38,47 @@ def test_nothing_to_compact_for_a_short_conversation() -> None:
     with pytest.raises(NothingToCompact) as err:
         compact(conversation(1), SMALL, FakeSummarizer(), reason="manual")
     assert err.value.code == "nothing_to_compact"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "S U A:c1 T:c1 A",  # conversation(1): the head (moved past T:c1) and one message
+        "S U A U A A",  # the head and the minimal tail, nothing between
+        "S U A A U A A",  # one message between: not worth a summary
+        "S U A:c1,c2 T:c1 T:c2 A U A",  # the head grows over the call's results
+        "S Z U A A",  # between head and tail only an earlier summary
+    ],
+)
+def test_nothing_to_compact_with_only_head_and_minimal_tail(spec: str) -> None:
+    """At default settings (issue 12, "/compact always compacts"): only a conversation with
+    nothing between its protected head and its minimal tail answers nothing_to_compact."""
+    summarizer = FakeSummarizer()
+    with pytest.raises(NothingToCompact):
+        compact(convo(spec), CompactionConfig(), summarizer, reason="manual")
+    assert summarizer.requests == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="find_bounds keeps the last user message by growing the head past it when phase 1 "
+    "pruned the result before it, leaving one message; the other side holds two",
+)
+def test_manual_compacts_when_more_than_head_tail_and_last_user_remain() -> None:
+    """Head (S U A), minimal tail (3) and the last user message leave three messages; phase 1
+    prunes the big result, so the head grows past the user message and one message remains."""
+    messages = [
+        system("sys"),
+        user("hi"),
+        assistant("a"),
+        assistant("", call(id_="c1")),
+        tool("o " * 60_000, "c1"),  # ~30k tokens, pruned: outside the 28k tail budget
+        user("next"),
+        assistant("w " * 58_000),  # ~29k tokens: the tail budget stops after it
+        *(assistant(text) for text in "xyz"),
+    ]
+    result = compact(messages, CompactionConfig(), FakeSummarizer(), reason="manual")
+    assert result.summarized
 
 
 @pytest.mark.parametrize("text", ["", "   ", "too short " * 19])

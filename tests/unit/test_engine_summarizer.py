@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from compaction import SUMMARY_MARKER, CompactionConfig, compact
+from compaction import SUMMARY_MARKER, CompactionConfig, compact, estimate_tokens
 from compaction.prompts import summary_prefix
 from compaction.pruning import PLACEHOLDER
 from tests.fakes import SMALL, FakeSummarizer, conversation
@@ -116,6 +116,38 @@ def test_budget_follows_the_seed_formula() -> None:
         reason="manual",
     )
     assert summarizer.requests[0].budget_tokens == 12_000  # large middle: the ceiling
+
+
+def test_a_180k_token_middle_gets_the_12000_token_budget() -> None:
+    """Issue 12: the budget is the seed's formula on what the summary replaces, as it was before
+    phase 1 pruned it; on the serialized, cut text it was a fraction of that."""
+    messages = conversation(14, tool_chars=60_000)  # results of ~15k tokens each
+    config = CompactionConfig()  # a 200k window
+    summarizer = FakeSummarizer()
+    result = compact(messages, config, summarizer, reason="manual")
+    start, end = result.middle
+    estimate = config.estimator()
+    middle = sum(estimate_tokens(m, estimate) for m in messages[start:end])
+    assert 175_000 <= middle <= 185_000 and result.pruned_count > 0
+    assert [r.budget_tokens for r in summarizer.requests] == [12_000]
+    # What the old rule read (each output cut to its first and last characters) gave less.
+    assert config.summary_budget(estimate(summarizer.requests[0].serialized)) < 4_000
+
+
+@pytest.mark.parametrize(
+    ("turns", "tool_chars"),
+    [(20, 8_000), (30, 8_000), (40, 8_000), (69, 12_000)],  # from 12k to 181k tokens
+)
+def test_budget_is_the_formula_on_the_middle_before_pruning(turns: int, tool_chars: int) -> None:
+    messages = conversation(turns, tool_chars=tool_chars)
+    config = CompactionConfig()
+    summarizer = FakeSummarizer()
+    result = compact(messages, config, summarizer, reason="manual")
+    start, end = result.middle
+    middle = sum(estimate_tokens(m, config.estimator()) for m in messages[start:end])
+    expected = max(2_000, min(int(middle * 0.2), 12_000))
+    assert result.pruned_count > 0  # the budget reads the middle's outputs unpruned
+    assert {r.budget_tokens for r in summarizer.requests} == {expected}
 
 
 def test_focus_steers_the_prompt() -> None:
