@@ -28,12 +28,20 @@ def register(commands: Any) -> None:
 
     exp = commands.add_parser("export", help="print a session as an OpenAI-format transcript")
     exp.add_argument("session")
+    # No display view: its event rows are the UI's bubbles, not conversation; in a transcript
+    # they would become system messages that a re-import hands to the model.
     exp.add_argument("--view", choices=("full", "compacted"), default="compacted")
     exp.set_defaults(run=run_export)
 
     hist = commands.add_parser("history", help="the stored history of a session")
     hist.add_argument("session")
-    hist.add_argument("--view", choices=("full", "compacted"), required=True)
+    hist.add_argument(
+        "--view",
+        choices=("compacted", "display", "full"),
+        required=True,
+        help="compacted: what the model gets; display: that with the compaction events, as "
+        "the user's screen shows it after a reload; full: every row",
+    )
     hist.add_argument("--json", action="store_true")
     hist.set_defaults(run=run_history)
 
@@ -110,6 +118,9 @@ def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:
             "compacted_at": s.compacted_at.isoformat() if s.compacted_at else None,
             "compacted_into_id": s.compacted_into_id,
             "is_compaction_summary": s.is_compaction_summary,
+            "pruned_at": s.pruned_at.isoformat() if s.pruned_at else None,
+            # an event row's systemType, event and figures; a restored summary's restoredByRunId
+            "metadata": s.metadata,
         }
         for s in view
     ]
@@ -169,7 +180,6 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         segments["tool_loop" if loop else "conversation"] += tokens
     used = sum(by_role.values())
     runs = store.runs(session_id)
-    done = [r for r in runs if r.status == "succeeded"]
     last = runs[-1] if runs else None
     return {
         "sessionId": session_id,
@@ -182,7 +192,7 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "estimated": True,
         "tokensByRole": by_role,
         "tokensBySegment": segments,
-        "compactions": len(done),
+        "compactions": store.compaction_counts([session_id]).get(session_id, 0),
         "lastRun": None
         if last is None
         else {

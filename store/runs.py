@@ -150,13 +150,12 @@ class RunLog(Repository):
         return [(before or 0, after or 0) for before, after in reversed(rows)]
 
     def compaction_counts(self, session_ids: Sequence[str]) -> dict[str, int]:
-        """Succeeded compactions per session (the UI's "compacted N times")."""
+        """Standing compactions per session (the UI's "compacted N times"): the runs that
+        changed the history and are not restored, those ``restore`` may undo."""
         with read_session(self.factory) as session:
             rows = session.execute(
                 select(CompactionRun.session_id, func.count())
-                .where(
-                    CompactionRun.session_id.in_(session_ids), CompactionRun.status == "succeeded"
-                )
+                .where(CompactionRun.session_id.in_(session_ids), _standing())
                 .group_by(CompactionRun.session_id)
             ).all()
             return {sid: int(n) for sid, n in rows}

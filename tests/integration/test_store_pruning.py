@@ -1,14 +1,14 @@
 """Pruning persisted by the store (docs/architecture.md, "Tables"): a pruned row that stays in
-the context shows its placeholder in the compacted view and its original in the full view, both
-marks written by one transaction. On SQLite and on the real PostgreSQL database (``store``
-fixture)."""
+the context shows its placeholder in the compacted and display views and its original in the
+full view, both marks written by one transaction. On SQLite and on the real PostgreSQL database
+(``store`` fixture)."""
 
 from __future__ import annotations
 
 import pytest
 
 from compaction.pruning import PLACEHOLDER
-from store import Store
+from store import EventRow, Store
 from tests.integration.helpers import (
     PRUNING,
     compact_session,
@@ -24,7 +24,7 @@ def test_pruned_rows_placeholder_compacted_original_full(store: Store, language:
     messages = pruning_conversation()
     session_id, ids = new_session(store, messages)
     config = PRUNING.model_copy(update={"summary_language": language})
-    planned, applied = compact_session(store, session_id, config)
+    planned, applied = compact_session(store, session_id, config, event=EventRow("Compacted"))
     result = planned.result
     assert result.language == language
     tail_ids = {s.id for s in planned.view[result.middle[1] :]}
@@ -45,6 +45,9 @@ def test_pruned_rows_placeholder_compacted_original_full(store: Store, language:
         assert row.pruned_at is not None and row.compacted_at is None
     unpruned = [s for s in compacted if s.id not in pruned_in_tail]
     assert all(s.pruned_at is None and s.message.original_content is None for s in unpruned)
+    # The user's screen shows the same placeholders, with the run's bubble after them.
+    *display, done = store.load_history(session_id, "display")
+    assert display == compacted and done.is_event
 
     full = rows_by_id(store.load_history(session_id, "full"))
     for row_id in ids:

@@ -184,12 +184,14 @@ def test_a_run_that_changed_no_message_is_nothing_to_restore_and_blocks_nothing(
         None,
         0,
     )
+    assert store.compaction_counts([session_id]) == {session_id: 1}  # standing ones only
     snap = snapshot(engine)
     with pytest.raises(InvalidRequest, match="changed no message: nothing to restore"):
         store.restore(unchanged.id)
     assert snapshot(engine) == snap
     store.restore(applied.run_id)
     assert messages_of(store.load_history(session_id)) == original
+    assert store.compaction_counts([session_id]) == {}
 
 
 def test_restore_and_its_event_row_are_one_transaction(store: Store, engine: Engine) -> None:
