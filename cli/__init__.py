@@ -14,7 +14,7 @@ import redis
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
-from cli import compact, demo, ingress, migrate, schemas, sessions, settings_cmds, worker
+from cli import agents, channels, compact, demo, ingress, migrate, schemas, sessions, worker
 from compaction.errors import CompactionError, ErrorCode, one_line
 from service import logs
 from store.db import database_error
@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.register(commands)
     sessions.register(commands)
     compact.register(commands)
-    settings_cmds.register(commands)
+    channels.register(commands)
+    agents.register(commands)
     migrate.register(commands)
     worker.register(commands)
     schemas.register(commands)

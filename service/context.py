@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from cachetools import TTLCache
 
@@ -60,11 +60,33 @@ def resolve_context(
         or (agent.context_window if agent else None)
         or settings.context_window
     )
-    threshold = (agent.compaction_threshold_percent if agent else None) or (
-        settings.threshold_percent
-    )
-    protect = (agent.compaction_protect_first_n if agent else None) or settings.protect_first_n
+    threshold = threshold_percent(settings, agent).value
+    protect = protect_first_n(settings, agent).value
     return SessionContext(info, agent, model, window, threshold, protect)
+
+
+@dataclass(frozen=True, slots=True)
+class Inherited:
+    """A value an agent may leave blank: its own, or the system setting's."""
+
+    value: int
+    source: Literal["agent", "system"]
+
+
+def _own_or_system(own: int | None, system: int) -> Inherited:
+    return Inherited(own, "agent") if own is not None else Inherited(system, "system")
+
+
+def threshold_percent(settings: Settings, agent: AgentSettings | None) -> Inherited:
+    """The agent's threshold, else ``COMPACTION_THRESHOLD_PERCENT``."""
+    own = agent.compaction_threshold_percent if agent else None
+    return _own_or_system(own, settings.threshold_percent)
+
+
+def protect_first_n(settings: Settings, agent: AgentSettings | None) -> Inherited:
+    """The agent's protected head, else ``COMPACTION_PROTECT_FIRST_N``."""
+    own = agent.compaction_protect_first_n if agent else None
+    return _own_or_system(own, settings.protect_first_n)
 
 
 class SessionContexts:

@@ -1,65 +1,47 @@
-"""Auxiliary model channels and agent compaction settings (docs/architecture.md, "Settings",
+"""Model channels: add, list, edit, make default, remove (docs/architecture.md, "Settings",
 "Tables").
 
-Resolution: the agent's own auxiliary channel, else the system default in ``dict_info``, else
-``no_auxiliary_model``. Only channels marked ``is_auxiliary`` qualify. A channel stores its key
-or, better, the name of an environment variable holding it; keys are ``SecretStr`` from the
-moment they leave the table.
+A channel stores its key or, better, the name of an environment variable holding it; keys are
+``SecretStr`` from the moment they leave the table. Only channels marked ``is_auxiliary`` may
+write summaries. A channel an agent uses, or the default one, is neither removed nor unmarked
+unless forced; forcing it lets those agents fall back to the default channel. Which channel
+serves an agent: store/auxiliary.py.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic import SecretStr
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from compaction.config import (
-    PROTECT_FIRST_N_MAX,
-    PROTECT_FIRST_N_MIN,
-    STRATEGIES,
-    THRESHOLD_PERCENT_MAX,
-    THRESHOLD_PERCENT_MIN,
-    THRESHOLD_PERCENT_STEP,
-)
-from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
-from compaction.errors import InvalidRequest, NoAuxiliaryModel
+from compaction.errors import InvalidRequest
 from store.db import Repository, read_session, write_session
 from store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
-from store.records import AgentSettings, ChannelConfig
+from store.records import ChannelConfig
 
 DICT_TYPE_KEY = "compaction"
 DEFAULT_CHANNEL = "default_auxiliary_channel_id"
+#: a channel's id, or its name (digits that name no channel are an id)
+ChannelRef = int | str
+#: agents named in one message; the rest are counted
+NAMES_SHOWN = 10
 
 
-def validate_agent_settings(
-    threshold_percent: int | None, protect_first_n: int | None, strategy: str | None
-) -> None:
-    """The ranges of ``compaction.config``, the agent's threshold on its steps."""
-    if threshold_percent is not None and (
-        not THRESHOLD_PERCENT_MIN <= threshold_percent <= THRESHOLD_PERCENT_MAX
-        or threshold_percent % THRESHOLD_PERCENT_STEP
-    ):
-        raise InvalidRequest(
-            f"threshold {threshold_percent}% is out of range: {THRESHOLD_PERCENT_MIN} to "
-            f"{THRESHOLD_PERCENT_MAX}, in steps of {THRESHOLD_PERCENT_STEP}"
-        )
-    if protect_first_n is not None and not (
-        PROTECT_FIRST_N_MIN <= protect_first_n <= PROTECT_FIRST_N_MAX
-    ):
-        raise InvalidRequest(
-            f"protected head {protect_first_n} is out of range: "
-            f"{PROTECT_FIRST_N_MIN} to {PROTECT_FIRST_N_MAX}"
-        )
-    if strategy is not None and strategy not in STRATEGIES:
-        known = " or ".join(repr(s) for s in STRATEGIES)
-        raise InvalidRequest(f"unknown compaction strategy {strategy!r}; expected {known}")
+@dataclass(frozen=True, slots=True)
+class ChannelChange:
+    """A channel as an edit or a removal left it, and what followed for the agents: those whose
+    own auxiliary channel it was now use the default channel (``default``, ``None``: there is
+    none), and ``default_cleared`` says it stopped being the default."""
+
+    channel: ChannelConfig
+    released_agents: tuple[str, ...] = ()
+    default_cleared: bool = False
+    default: ChannelConfig | None = None
 
 
-def _config(row: ModelChannel) -> ChannelConfig:
+def channel_config(row: ModelChannel) -> ChannelConfig:
     return ChannelConfig(
         id=row.id,
         name=row.name,
@@ -72,25 +54,117 @@ def _config(row: ModelChannel) -> ChannelConfig:
     )
 
 
-def _settings(row: Agent) -> AgentSettings:
-    return AgentSettings(
-        id=row.id,
-        model=row.model,
-        context_window=row.context_window,
-        auxiliary_model_channel_id=row.auxiliary_model_channel_id,
-        compaction_strategy=row.compaction_strategy,
-        compaction_threshold_percent=row.compaction_threshold_percent,
-        compaction_protect_first_n=row.compaction_protect_first_n,
-    )
-
-
-def _default_channel_id(session: Session) -> int | None:
-    value = session.scalar(
-        select(DictInfo.value)
+def _default_info(session: Session) -> DictInfo | None:
+    return session.scalar(
+        select(DictInfo)
         .join(DictType, DictInfo.type_id == DictType.id)
         .where(DictType.key == DICT_TYPE_KEY, DictInfo.name == DEFAULT_CHANNEL)
     )
+
+
+def default_channel_id(session: Session) -> int | None:
+    info = _default_info(session)
+    value = info.value if info is not None else None
     return int(value) if value and value.isdigit() else None
+
+
+def _set_default(session: Session, channel_id: int) -> None:
+    kind = session.scalar(select(DictType).where(DictType.key == DICT_TYPE_KEY))
+    if kind is None:
+        kind = DictType(name="Compaction settings", key=DICT_TYPE_KEY)
+        session.add(kind)
+        session.flush()
+    info = _default_info(session)
+    if info is None:
+        session.add(DictInfo(type_id=kind.id, name=DEFAULT_CHANNEL, value=str(channel_id)))
+    else:
+        info.value = str(channel_id)
+
+
+def find_channel(session: Session, ref: ChannelRef) -> ModelChannel:
+    row = None
+    if isinstance(ref, str):
+        row = session.scalar(select(ModelChannel).where(ModelChannel.name == ref))
+        digits = ref.isascii() and ref.isdigit() and len(ref) <= 18
+        ref = int(ref) if row is None and digits else ref
+    if isinstance(ref, int):
+        row = session.get(ModelChannel, ref)
+    if row is None:
+        raise InvalidRequest(f"no channel {ref!r}")
+    return row
+
+
+def _check_fields(provider: str | None, api_key: str | None, api_key_env: str | None) -> None:
+    if provider is not None and provider not in PROVIDERS:
+        raise InvalidRequest(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
+    if api_key and api_key_env:
+        raise InvalidRequest("give the key or the variable that holds it, not both")
+
+
+def _check_name(session: Session, name: str, row: ModelChannel | None = None) -> None:
+    found = session.scalar(select(ModelChannel.id).where(ModelChannel.name == name))
+    if found is not None and (row is None or found != row.id):
+        raise InvalidRequest(f"a channel named {name!r} exists already")
+
+
+def _names(agents: list[str]) -> str:
+    shown = ", ".join(agents[:NAMES_SHOWN])
+    more = len(agents) - NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+class _Use:
+    """Who relies on a channel: the agents whose own channel it is, and the default entry."""
+
+    def __init__(self, session: Session, row: ModelChannel) -> None:
+        self.row = row
+        self.agents = list(
+            session.scalars(
+                select(Agent.id)
+                .where(Agent.auxiliary_model_channel_id == row.id)
+                .order_by(Agent.id)
+            )
+        )
+        self.is_default = default_channel_id(session) == row.id
+
+    def refuse_unless(self, force: bool, refused: str, forced: str) -> None:
+        """``refused``: "is not removed"; ``forced``: "removes it"."""
+        if force or not (self.agents or self.is_default):
+            return
+        uses = [f"agents {_names(self.agents)} use it"] if self.agents else []
+        uses += ["it is the default auxiliary channel"] if self.is_default else []
+        after = {
+            (True, False): "the agents fall back to the default channel",
+            (False, True): "there is no default auxiliary channel until one is set",
+            (True, True): "there is no default auxiliary channel until one is set, so the "
+            "agents have none",
+        }[bool(self.agents), self.is_default]
+        raise InvalidRequest(
+            f"channel {self.row.name!r} {refused}: {' and '.join(uses)} "
+            f"(--force {forced} anyway; {after})"
+        )
+
+    def release(self, session: Session) -> ChannelChange:
+        """The agents fall back to the default channel; the default entry goes if it is this
+        channel."""
+        if self.agents:
+            session.execute(
+                update(Agent)
+                .where(Agent.auxiliary_model_channel_id == self.row.id)
+                .values(auxiliary_model_channel_id=None)
+            )
+        info = _default_info(session) if self.is_default else None
+        if info is not None:
+            session.delete(info)
+            session.flush()
+        default = default_channel_id(session)
+        row = session.get(ModelChannel, default) if default is not None else None
+        return ChannelChange(
+            channel_config(self.row),
+            released_agents=tuple(self.agents),
+            default_cleared=self.is_default,
+            default=channel_config(row) if row is not None else None,
+        )
 
 
 class Channels(Repository):
@@ -106,15 +180,11 @@ class Channels(Repository):
         auxiliary: bool = False,
         default: bool = False,
     ) -> ChannelConfig:
-        if provider not in PROVIDERS:
-            raise InvalidRequest(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
-        if api_key and api_key_env:
-            raise InvalidRequest("give the key or the variable that holds it, not both")
+        _check_fields(provider, api_key, api_key_env)
         if default and not auxiliary:
             raise InvalidRequest("only an auxiliary channel can be the default one")
         with write_session(self.factory) as session:
-            if session.scalar(select(ModelChannel.id).where(ModelChannel.name == name)):
-                raise InvalidRequest(f"a channel named {name!r} exists already")
+            _check_name(session, name)
             row = ModelChannel(
                 name=name,
                 provider=provider,
@@ -127,127 +197,86 @@ class Channels(Repository):
             session.add(row)
             session.flush()
             if default:
-                self._set_default(session, row.id)
-            return _config(row)
+                _set_default(session, row.id)
+            return channel_config(row)
 
     def list_channels(self) -> list[ChannelConfig]:
         with read_session(self.factory) as session:
-            return [
-                _config(r) for r in session.scalars(select(ModelChannel).order_by(ModelChannel.id))
-            ]
+            rows = session.scalars(select(ModelChannel).order_by(ModelChannel.id))
+            return [channel_config(r) for r in rows]
+
+    def get_channel(self, channel: ChannelRef) -> ChannelConfig:
+        with read_session(self.factory) as session:
+            return channel_config(find_channel(session, channel))
 
     def default_channel_id(self) -> int | None:
         with read_session(self.factory) as session:
-            return _default_channel_id(session)
+            return default_channel_id(session)
 
-    def set_default_channel(self, channel_id: int) -> None:
+    def set_default_channel(self, channel: ChannelRef) -> ChannelConfig:
+        """Make an auxiliary channel the system's default one."""
         with write_session(self.factory) as session:
-            row = session.get(ModelChannel, channel_id)
-            if row is None or not row.is_auxiliary:
-                raise InvalidRequest(f"channel {channel_id} is not an auxiliary channel")
-            self._set_default(session, channel_id)
+            row = find_channel(session, channel)
+            if not row.is_auxiliary:
+                raise InvalidRequest(f"channel {row.name!r} is not an auxiliary channel")
+            _set_default(session, row.id)
+            return channel_config(row)
 
-    @staticmethod
-    def _set_default(session: Session, channel_id: int) -> None:
-        kind = session.scalar(select(DictType).where(DictType.key == DICT_TYPE_KEY))
-        if kind is None:
-            kind = DictType(name="Compaction settings", key=DICT_TYPE_KEY)
-            session.add(kind)
-            session.flush()
-        info = session.scalar(
-            select(DictInfo).where(DictInfo.type_id == kind.id, DictInfo.name == DEFAULT_CHANNEL)
-        )
-        if info is None:
-            session.add(DictInfo(type_id=kind.id, name=DEFAULT_CHANNEL, value=str(channel_id)))
-        else:
-            info.value = str(channel_id)
-
-    def resolve_auxiliary(
-        self, agent_id: str | None = None, environ: Mapping[str, str] | None = None
-    ) -> ChannelConfig:
-        """The channel that writes summaries for ``agent_id`` (docs/architecture.md, "Settings"),
-        with its key resolved from the environment when the channel names a variable."""
-        environ = os.environ if environ is None else environ
-        with read_session(self.factory) as session:
-            agent = session.get(Agent, agent_id) if agent_id else None
-            candidates = [
-                ("the agent's channel", agent.auxiliary_model_channel_id if agent else None),
-                ("the default channel", _default_channel_id(session)),
-            ]
-            for label, channel_id in candidates:
-                if channel_id is None:
-                    continue
-                row = session.get(ModelChannel, channel_id)
-                if row is None or not row.is_auxiliary:
-                    raise NoAuxiliaryModel(f"{label} ({channel_id}) is not an auxiliary channel")
-                config = _config(row)
-                if config.api_key is None and config.api_key_env:
-                    value = environ.get(config.api_key_env)
-                    if not value:
-                        raise NoAuxiliaryModel(
-                            f"channel {config.name!r} reads its key from "
-                            f"{config.api_key_env}, which is not set"
-                        )
-                    config = replace(config, api_key=SecretStr(value))
-                return config
-        raise NoAuxiliaryModel(
-            "no auxiliary model: set one on the agent or a default channel "
-            "(compaction channel add ... --auxiliary --default)"
-        )
-
-    def set_agent(
+    def edit_channel(
         self,
-        agent_id: str,
+        channel: ChannelRef,
         *,
-        threshold_percent: int | None = None,
-        protect_first_n: int | None = None,
-        strategy: str | None = None,
-        auxiliary_channel_id: int | None = None,
-        clear_auxiliary_channel: bool = False,
+        name: str | None = None,
+        provider: str | None = None,
         model: str | None = None,
-        context_window: int | None = None,
-    ) -> AgentSettings:
-        """Create or update an agent's compaction settings; out-of-range values are refused
-        before anything is written."""
-        validate_agent_settings(threshold_percent, protect_first_n, strategy)
-        # The job carries the agent's model and window: bounds the job refuses are refused here.
-        if (
-            context_window is not None
-            and not CONTEXT_WINDOW_MIN <= context_window <= CONTEXT_WINDOW_MAX
-        ):
-            raise InvalidRequest(
-                f"context window {context_window} is out of range: "
-                f"{CONTEXT_WINDOW_MIN} to {CONTEXT_WINDOW_MAX}"
-            )
-        if model is not None and len(model) > MODEL_MAX_CHARS:
-            raise InvalidRequest(f"a model name is at most {MODEL_MAX_CHARS} characters")
+        base_url: str | None = None,
+        clear_base_url: bool = False,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        clear_api_key: bool = False,
+        auxiliary: bool | None = None,
+        force: bool = False,
+    ) -> ChannelChange:
+        """Change what is given. A new key replaces the variable and a new variable the key;
+        ``clear_api_key`` leaves neither. Unmarking auxiliary a channel an agent uses, or the
+        default one, is refused unless ``force`` (see ``remove_channel``)."""
+        _check_fields(provider, api_key, api_key_env)
+        if (api_key or api_key_env) and clear_api_key:
+            raise InvalidRequest("set the key or clear it, not both")
+        if base_url is not None and clear_base_url:
+            raise InvalidRequest("set the base URL or clear it, not both")
+        fields = {"name": name, "provider": provider, "model": model, "base_url": base_url}
+        given: dict[str, str | None] = {k: v for k, v in fields.items() if v is not None}
+        if clear_base_url:
+            given["base_url"] = None
+        if api_key or api_key_env or clear_api_key:
+            given |= {"api_key": api_key or None, "api_key_env": api_key_env or None}
+        if not given and auxiliary is None:
+            raise InvalidRequest("nothing to change")
         with write_session(self.factory) as session:
-            agent = session.get(Agent, agent_id)
-            if agent is None:
-                agent = Agent(id=agent_id)
-                session.add(agent)
-            if auxiliary_channel_id is not None:
-                channel = session.get(ModelChannel, auxiliary_channel_id)
-                if channel is None or not channel.is_auxiliary:
-                    raise InvalidRequest(
-                        f"channel {auxiliary_channel_id} is not an auxiliary channel"
-                    )
-                agent.auxiliary_model_channel_id = auxiliary_channel_id
-            if clear_auxiliary_channel:
-                agent.auxiliary_model_channel_id = None
-            for field, value in (
-                ("compaction_threshold_percent", threshold_percent),
-                ("compaction_protect_first_n", protect_first_n),
-                ("compaction_strategy", strategy),
-                ("model", model),
-                ("context_window", context_window),
-            ):
-                if value is not None:
-                    setattr(agent, field, value)
+            row = find_channel(session, channel)
+            if name is not None:
+                _check_name(session, name, row)
+            change = ChannelChange(channel_config(row))
+            if auxiliary is False and row.is_auxiliary:
+                use = _Use(session, row)
+                use.refuse_unless(force, "stays auxiliary", "unmarks it")
+                change = use.release(session)
+            for field, value in given.items():
+                setattr(row, field, value)
+            if auxiliary is not None:
+                row.is_auxiliary = auxiliary
             session.flush()
-            return _settings(agent)
+            return replace(change, channel=channel_config(row))
 
-    def get_agent(self, agent_id: str) -> AgentSettings | None:
-        with read_session(self.factory) as session:
-            row = session.get(Agent, agent_id)
-            return _settings(row) if row is not None else None
+    def remove_channel(self, channel: ChannelRef, *, force: bool = False) -> ChannelChange:
+        """Delete a channel. Refused while an agent uses it or it is the default, unless
+        ``force``: then those agents fall back to the default channel, and the default entry
+        goes if it was this one."""
+        with write_session(self.factory) as session:
+            row = find_channel(session, channel)
+            use = _Use(session, row)
+            use.refuse_unless(force, "is not removed", "removes it")
+            change = use.release(session)
+            session.delete(row)
+            return change

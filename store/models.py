@@ -108,10 +108,9 @@ class Agent(Base):
     compaction_strategy: Mapped[str] = mapped_column(
         String(32), default="lossy", server_default="lossy"
     )
-    compaction_threshold_percent: Mapped[int] = mapped_column(
-        Integer, default=70, server_default="70"
-    )
-    compaction_protect_first_n: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
+    #: ``None``: the system setting applies (docs/architecture.md, "Settings")
+    compaction_threshold_percent: Mapped[int | None] = mapped_column(Integer)
+    compaction_protect_first_n: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

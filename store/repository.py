@@ -13,6 +13,8 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from store.agents import Agents
+from store.auxiliary import Auxiliary
 from store.channels import Channels
 from store.compactions import Compactions
 from store.history import History
@@ -44,6 +46,8 @@ class Store:
         self.compactions = Compactions(factory)
         self.run_log = RunLog(factory)
         self.channels = Channels(factory)
+        self.auxiliary = Auxiliary(factory)
+        self.agents = Agents(factory)
 
     create_agent = _Via("sessions", Sessions.create_agent)
     create_session = _Via("sessions", Sessions.create_session)
@@ -65,8 +69,14 @@ class Store:
 
     add_channel = _Via("channels", Channels.add_channel)
     list_channels = _Via("channels", Channels.list_channels)
+    get_channel = _Via("channels", Channels.get_channel)
+    edit_channel = _Via("channels", Channels.edit_channel)
+    remove_channel = _Via("channels", Channels.remove_channel)
     default_channel_id = _Via("channels", Channels.default_channel_id)
     set_default_channel = _Via("channels", Channels.set_default_channel)
-    resolve_auxiliary = _Via("channels", Channels.resolve_auxiliary)
-    set_agent = _Via("channels", Channels.set_agent)
-    get_agent = _Via("channels", Channels.get_agent)
+
+    resolve_auxiliary = _Via("auxiliary", Auxiliary.resolve_auxiliary)
+    auxiliary_choice = _Via("auxiliary", Auxiliary.auxiliary_choice)
+
+    set_agent = _Via("agents", Agents.set_agent)
+    get_agent = _Via("agents", Agents.get_agent)

@@ -79,7 +79,8 @@ def test_server_defaults_fill_a_bare_row(migrated: Engine) -> None:
                 "pruned_at FROM message"
             )
         ).one()
-    assert tuple(agent) == (70, 3, "lossy", None)
+    # a blank threshold and protected head: the system settings apply (migration 0003)
+    assert tuple(agent) == (None, None, "lossy", None)
     assert not channel[0]
     assert tuple(session) == (0, 0)
     assert tuple(message) == (0, False, None, None, None)

@@ -66,8 +66,8 @@ NULLABLE = {
     ("message", "seq"): False,
     ("agent", "auxiliary_model_channel_id"): True,
     ("agent", "compaction_strategy"): False,
-    ("agent", "compaction_threshold_percent"): False,
-    ("agent", "compaction_protect_first_n"): False,
+    ("agent", "compaction_threshold_percent"): True,
+    ("agent", "compaction_protect_first_n"): True,
     ("model_channel", "is_auxiliary"): False,
 }
 

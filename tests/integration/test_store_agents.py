@@ -1,6 +1,6 @@
-"""Agent compaction settings in the store (docs/architecture.md, "Tables", "Settings"): defaults,
-ranges, the auxiliary channel override; on SQLite and on a real PostgreSQL database (the ``store``
-fixture)."""
+"""Agent compaction settings in the store (docs/architecture.md, "Tables", "Settings"): blank
+values (the system's), clearing, ranges, the auxiliary channel override; on SQLite and on a real
+PostgreSQL database (the ``store`` fixture)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 # --- agent settings (docs/architecture.md, "Tables", "Settings") ---------------------------------
 
 
-def compaction_knobs(settings: AgentSettings) -> tuple[int, int, str]:
+def compaction_knobs(settings: AgentSettings) -> tuple[int | None, int | None, str]:
     """The threshold, the protected head and the strategy."""
     return (
         settings.compaction_threshold_percent,
@@ -30,29 +30,66 @@ def compaction_knobs(settings: AgentSettings) -> tuple[int, int, str]:
     )
 
 
-def test_agent_defaults(store: Store) -> None:
+def test_a_new_agent_leaves_its_threshold_head_and_channel_to_the_system(store: Store) -> None:
+    """Blank means inherit: ``None`` is the system setting (docs/architecture.md, "Settings")."""
     assert store.get_agent("a1") is None
     settings = store.set_agent("a1")
     assert settings == store.get_agent("a1")
-    assert settings.compaction_threshold_percent == 70
-    assert settings.compaction_protect_first_n == 3
-    assert settings.compaction_strategy == "lossy"
+    assert compaction_knobs(settings) == (None, None, "lossy")
     assert settings.auxiliary_model_channel_id is None
 
     store.create_agent("a2", name="Two", model="claude")
-    created = store.get_agent("a2")
-    assert created is not None
-    assert compaction_knobs(created) == (70, 3, "lossy")
+    # an import naming an agent that does not exist creates it the same way
+    store.create_session("s1", agent_id="a3", add_missing_agent=True)
+    for agent_id in ("a2", "a3"):
+        created = store.get_agent(agent_id)
+        assert created is not None
+        assert compaction_knobs(created) == (None, None, "lossy")
 
 
-def test_server_defaults_apply_to_a_row_written_without_them(store: Store) -> None:
+def test_a_row_written_without_the_settings_leaves_them_blank(store: Store) -> None:
     with store.factory() as session, session.begin():
         session.execute(
             text("INSERT INTO agent (id, created_at) VALUES ('raw', CURRENT_TIMESTAMP)")
         )
     settings = store.get_agent("raw")
     assert settings is not None
-    assert compaction_knobs(settings) == (70, 3, "lossy")
+    assert compaction_knobs(settings) == (None, None, "lossy")
+
+
+def test_a_cleared_value_goes_back_to_the_system_and_the_rest_stays(store: Store) -> None:
+    own = aux(store, "own")
+    store.set_agent("a1", threshold_percent=80, protect_first_n=5, auxiliary_channel_id=own)
+
+    cleared = store.set_agent("a1", clear_threshold=True)
+    assert compaction_knobs(cleared) == (None, 5, "lossy")
+    assert cleared.auxiliary_model_channel_id == own
+
+    cleared = store.set_agent("a1", clear_protect_first_n=True, clear_auxiliary_channel=True)
+    assert compaction_knobs(cleared) == (None, None, "lossy")
+    assert cleared.auxiliary_model_channel_id is None
+    assert store.get_agent("a1") == cleared
+    # set again after a clear
+    assert store.set_agent("a1", threshold_percent=55).compaction_threshold_percent == 55
+
+
+@pytest.mark.parametrize(
+    ("values", "mentions"),
+    [
+        ({"threshold_percent": 80, "clear_threshold": True}, "threshold"),
+        ({"protect_first_n": 4, "clear_protect_first_n": True}, "protected head"),
+        ({"auxiliary_channel_id": 1, "clear_auxiliary_channel": True}, "auxiliary channel"),
+    ],
+)
+def test_a_value_given_and_cleared_at_once_is_refused(
+    store: Store, values: dict[str, Any], mentions: str
+) -> None:
+    store.set_agent("a1", threshold_percent=60, protect_first_n=2)
+    before = store.get_agent("a1")
+    with pytest.raises(InvalidRequest, match=f"set the {mentions} or clear it, not both") as err:
+        store.set_agent("a1", **values)
+    assert err.value.code == "invalid_request"
+    assert store.get_agent("a1") == before
 
 
 @pytest.mark.parametrize("percent", [30, 35, 75, 95])

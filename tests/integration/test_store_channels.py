@@ -108,7 +108,7 @@ def test_only_auxiliary_channels_can_be_set_on_an_agent_or_as_default(store: Sto
         store.set_agent("a1", auxiliary_channel_id=9_999)  # no such channel
     with pytest.raises(InvalidRequest, match="not an auxiliary channel") as as_default:
         store.set_default_channel(plain)
-    with pytest.raises(InvalidRequest, match="not an auxiliary channel"):
+    with pytest.raises(InvalidRequest, match="no channel 9999"):
         store.set_default_channel(9_999)
     with pytest.raises(InvalidRequest, match="only an auxiliary channel"):
         store.add_channel("main-2", provider="openai", model="gpt-4o", default=True)

@@ -1,0 +1,162 @@
+"""``agent set|show``: per-agent compaction settings (docs/architecture.md, "Settings"). A value
+left blank, or cleared, is the system's: both commands say where each value comes from."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from cli.common import open_store, print_json
+from compaction.config import (
+    PROTECT_FIRST_N_MAX,
+    PROTECT_FIRST_N_MIN,
+    STRATEGIES,
+    THRESHOLD_PERCENT_MAX,
+    THRESHOLD_PERCENT_MIN,
+    THRESHOLD_PERCENT_STEP,
+)
+from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
+from compaction.errors import InvalidRequest
+from service.context import Inherited, protect_first_n, threshold_percent
+from service.settings import Settings
+from store import AgentSettings, Store
+
+
+def register(commands: Any) -> None:
+    agent = commands.add_parser("agent", help="per-agent compaction settings")
+    actions = agent.add_subparsers(dest="action", required=True, metavar="ACTION")
+    put = actions.add_parser("set", help="create or update an agent's settings")
+    put.add_argument("agent")
+    threshold = put.add_mutually_exclusive_group()
+    threshold.add_argument(
+        "--threshold",
+        type=int,
+        help=f"percent of the window, {THRESHOLD_PERCENT_MIN}-{THRESHOLD_PERCENT_MAX} "
+        f"by {THRESHOLD_PERCENT_STEP}",
+    )
+    threshold.add_argument(
+        "--clear-threshold", action="store_true", help="use COMPACTION_THRESHOLD_PERCENT"
+    )
+    head = put.add_mutually_exclusive_group()
+    head.add_argument(
+        "--protect-first-n",
+        type=int,
+        help=f"protected head, {PROTECT_FIRST_N_MIN}-{PROTECT_FIRST_N_MAX}",
+    )
+    head.add_argument(
+        "--clear-protect-first-n", action="store_true", help="use COMPACTION_PROTECT_FIRST_N"
+    )
+    put.add_argument("--strategy", help=f"one of: {', '.join(STRATEGIES)}")
+    aux = put.add_mutually_exclusive_group()
+    aux.add_argument("--auxiliary-channel", help="channel id or name")
+    aux.add_argument(
+        "--clear-auxiliary-channel", action="store_true", help="use the default channel"
+    )
+    put.add_argument("--model")
+    put.add_argument(
+        "--context-window", type=int, help=f"tokens, {CONTEXT_WINDOW_MIN}-{CONTEXT_WINDOW_MAX}"
+    )
+    put.add_argument("--json", action="store_true")
+    put.set_defaults(run=run_agent_set)
+    show = actions.add_parser("show", help="an agent's settings and where each comes from")
+    show.add_argument("agent")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(run=run_agent_show)
+
+
+def setting_name(field: str) -> str:
+    """The environment variable of a service setting: ``COMPACTION_THRESHOLD_PERCENT``."""
+    return f"{Settings.model_config.get('env_prefix', '')}{field.upper()}"
+
+
+def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    settings = Settings()
+    store = open_store(settings)
+    channel = args.auxiliary_channel
+    agent = store.set_agent(
+        args.agent,
+        threshold_percent=args.threshold,
+        clear_threshold=args.clear_threshold,
+        protect_first_n=args.protect_first_n,
+        clear_protect_first_n=args.clear_protect_first_n,
+        strategy=args.strategy,
+        auxiliary_channel_id=store.get_channel(channel).id if channel is not None else None,
+        clear_auxiliary_channel=args.clear_auxiliary_channel,
+        model=args.model,
+        context_window=args.context_window,
+    )
+    _print_agent(agent_view(settings, store, agent), args.json, out)
+    return 0
+
+
+def run_agent_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    settings = Settings()
+    store = open_store(settings)
+    agent = store.get_agent(args.agent)
+    if agent is None:
+        raise InvalidRequest(f"agent {args.agent!r} not found")
+    _print_agent(agent_view(settings, store, agent), args.json, out)
+    return 0
+
+
+def agent_view(settings: Settings, store: Store, agent: AgentSettings) -> dict[str, Any]:
+    """The agent's own values (``None``: blank) and the ``effective`` ones with their source:
+    ``agent``, ``system`` (the setting named), ``default`` (the default channel), ``none``."""
+    choice = store.auxiliary_choice(agent.id)
+    channel = choice.channel
+    return {
+        "id": agent.id,
+        "model": agent.model,
+        "contextWindow": agent.context_window,
+        "auxiliaryModelChannelId": agent.auxiliary_model_channel_id,
+        "compactionStrategy": agent.compaction_strategy,
+        "compactionThresholdPercent": agent.compaction_threshold_percent,
+        "compactionProtectFirstN": agent.compaction_protect_first_n,
+        "effective": {
+            "thresholdPercent": _inherited(threshold_percent(settings, agent), "threshold_percent"),
+            "protectFirstN": _inherited(protect_first_n(settings, agent), "protect_first_n"),
+            "auxiliaryChannel": {
+                "id": choice.channel_id,
+                "name": channel.name if channel else None,
+                "auxiliary": channel.is_auxiliary if channel else None,
+                "source": choice.source,
+            },
+        },
+    }
+
+
+def _inherited(value: Inherited, field: str) -> dict[str, Any]:
+    return {"value": value.value, "source": value.source, "setting": setting_name(field)}
+
+
+def _origin(item: dict[str, Any]) -> str:
+    if item["source"] == "agent":
+        return "the agent's own"
+    return f"the system setting {item['setting']}={item['value']}"
+
+
+def _auxiliary_text(item: dict[str, Any]) -> str:
+    if item["source"] == "none":
+        return "none: no channel of its own and no default (compaction fails: no_auxiliary_model)"
+    where = "the agent's own" if item["source"] == "agent" else "the default channel"
+    name = f"{item['name']!r} (id {item['id']})" if item["name"] else f"id {item['id']} (missing)"
+    usable = "" if item["auxiliary"] else ", not an auxiliary channel: compaction fails"
+    return f"channel {name}, {where}{usable}"
+
+
+def _print_agent(row: dict[str, Any], as_json: bool, out: TextIO | None) -> None:
+    if as_json:
+        print_json(row, out)
+        return
+    effective = row["effective"]
+    threshold, head = effective["thresholdPercent"], effective["protectFirstN"]
+    lines = [
+        f"agent {row['id']}",
+        f"  threshold       {threshold['value']}% ({_origin(threshold)})",
+        f"  protected head  {head['value']} ({_origin(head)})",
+        f"  auxiliary       {_auxiliary_text(effective['auxiliaryChannel'])}",
+        f"  strategy        {row['compactionStrategy']}",
+        f"  model           {row['model'] or '-'}",
+        f"  window          {row['contextWindow'] or 'from the model'}",
+    ]
+    print("\n".join(lines), file=out)

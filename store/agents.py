@@ -1,0 +1,135 @@
+"""Agents' compaction settings (docs/architecture.md, "Settings", "Tables").
+
+An agent's threshold, protected head and auxiliary channel are optional: left blank (``None``),
+the system setting applies (``COMPACTION_THRESHOLD_PERCENT``, ``COMPACTION_PROTECT_FIRST_N``,
+the default auxiliary channel). A new agent starts with all three blank.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from compaction.config import (
+    PROTECT_FIRST_N_MAX,
+    PROTECT_FIRST_N_MIN,
+    STRATEGIES,
+    THRESHOLD_PERCENT_MAX,
+    THRESHOLD_PERCENT_MIN,
+    THRESHOLD_PERCENT_STEP,
+)
+from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
+from compaction.errors import InvalidRequest
+from store.db import Repository, read_session, write_session
+from store.models import Agent, ModelChannel
+from store.records import AgentSettings
+
+
+def validate_agent_settings(
+    threshold_percent: int | None, protect_first_n: int | None, strategy: str | None
+) -> None:
+    """The ranges of ``compaction.config``, the agent's threshold on its steps."""
+    if threshold_percent is not None and (
+        not THRESHOLD_PERCENT_MIN <= threshold_percent <= THRESHOLD_PERCENT_MAX
+        or threshold_percent % THRESHOLD_PERCENT_STEP
+    ):
+        raise InvalidRequest(
+            f"threshold {threshold_percent}% is out of range: {THRESHOLD_PERCENT_MIN} to "
+            f"{THRESHOLD_PERCENT_MAX}, in steps of {THRESHOLD_PERCENT_STEP}"
+        )
+    if protect_first_n is not None and not (
+        PROTECT_FIRST_N_MIN <= protect_first_n <= PROTECT_FIRST_N_MAX
+    ):
+        raise InvalidRequest(
+            f"protected head {protect_first_n} is out of range: "
+            f"{PROTECT_FIRST_N_MIN} to {PROTECT_FIRST_N_MAX}"
+        )
+    if strategy is not None and strategy not in STRATEGIES:
+        known = " or ".join(repr(s) for s in STRATEGIES)
+        raise InvalidRequest(f"unknown compaction strategy {strategy!r}; expected {known}")
+
+
+def _validate_request(model: str | None, context_window: int | None) -> None:
+    """The job carries the agent's model and window: bounds the job refuses are refused here."""
+    if (
+        context_window is not None
+        and not CONTEXT_WINDOW_MIN <= context_window <= CONTEXT_WINDOW_MAX
+    ):
+        raise InvalidRequest(
+            f"context window {context_window} is out of range: "
+            f"{CONTEXT_WINDOW_MIN} to {CONTEXT_WINDOW_MAX}"
+        )
+    if model is not None and len(model) > MODEL_MAX_CHARS:
+        raise InvalidRequest(f"a model name is at most {MODEL_MAX_CHARS} characters")
+
+
+def _not_both(label: str, value: object, clear: bool) -> None:
+    if value is not None and clear:
+        raise InvalidRequest(f"set the {label} or clear it, not both")
+
+
+def agent_settings(row: Agent) -> AgentSettings:
+    return AgentSettings(
+        id=row.id,
+        model=row.model,
+        context_window=row.context_window,
+        auxiliary_model_channel_id=row.auxiliary_model_channel_id,
+        compaction_strategy=row.compaction_strategy,
+        compaction_threshold_percent=row.compaction_threshold_percent,
+        compaction_protect_first_n=row.compaction_protect_first_n,
+    )
+
+
+def _set_channel(session: Session, agent: Agent, channel_id: int) -> None:
+    channel = session.get(ModelChannel, channel_id)
+    if channel is None or not channel.is_auxiliary:
+        raise InvalidRequest(f"channel {channel_id} is not an auxiliary channel")
+    agent.auxiliary_model_channel_id = channel_id
+
+
+class Agents(Repository):
+    def set_agent(
+        self,
+        agent_id: str,
+        *,
+        threshold_percent: int | None = None,
+        clear_threshold: bool = False,
+        protect_first_n: int | None = None,
+        clear_protect_first_n: bool = False,
+        strategy: str | None = None,
+        auxiliary_channel_id: int | None = None,
+        clear_auxiliary_channel: bool = False,
+        model: str | None = None,
+        context_window: int | None = None,
+    ) -> AgentSettings:
+        """Create or update an agent's compaction settings: what is given is set, what is
+        cleared goes back to the system setting, the rest is kept. Out-of-range values, and a
+        value both given and cleared, are refused before anything is written."""
+        validate_agent_settings(threshold_percent, protect_first_n, strategy)
+        _validate_request(model, context_window)
+        _not_both("threshold", threshold_percent, clear_threshold)
+        _not_both("protected head", protect_first_n, clear_protect_first_n)
+        _not_both("auxiliary channel", auxiliary_channel_id, clear_auxiliary_channel)
+        with write_session(self.factory) as session:
+            agent = session.get(Agent, agent_id)
+            if agent is None:
+                agent = Agent(id=agent_id)
+                session.add(agent)
+            if auxiliary_channel_id is not None:
+                _set_channel(session, agent, auxiliary_channel_id)
+            for field, value, clear in (
+                ("compaction_threshold_percent", threshold_percent, clear_threshold),
+                ("compaction_protect_first_n", protect_first_n, clear_protect_first_n),
+                ("auxiliary_model_channel_id", None, clear_auxiliary_channel),
+                ("compaction_strategy", strategy, False),
+                ("model", model, False),
+                ("context_window", context_window, False),
+            ):
+                if value is not None or clear:
+                    setattr(agent, field, value)
+            session.flush()
+            return agent_settings(agent)
+
+    def get_agent(self, agent_id: str) -> AgentSettings | None:
+        with read_session(self.factory) as session:
+            row = session.get(Agent, agent_id)
+            return agent_settings(row) if row is not None else None

@@ -1,0 +1,82 @@
+"""Which channel writes an agent's summaries (docs/architecture.md, "Settings"): the agent's own
+auxiliary channel, else the system default in ``dict_info``, else none (``no_auxiliary_model``).
+Only channels marked ``is_auxiliary`` qualify. Managing channels: store/channels.py."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from pydantic import SecretStr
+from sqlalchemy.orm import Session
+
+from compaction.errors import NoAuxiliaryModel
+from store.channels import channel_config, default_channel_id
+from store.db import Repository, read_session
+from store.models import Agent, ModelChannel
+from store.records import ChannelConfig
+
+#: where an agent's auxiliary channel comes from
+AuxiliarySource = Literal["agent", "default", "none"]
+_LABELS: dict[AuxiliarySource, str] = {
+    "agent": "the agent's channel",
+    "default": "the default channel",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AuxiliaryChoice:
+    """The channel the rule picks for an agent (``None`` with ``source="none"``, or when the
+    picked id names no channel) and why; its key is not resolved."""
+
+    source: AuxiliarySource
+    channel_id: int | None
+    channel: ChannelConfig | None
+
+
+def _choose(session: Session, agent_id: str | None) -> tuple[AuxiliarySource, int | None]:
+    agent = session.get(Agent, agent_id) if agent_id else None
+    if agent is not None and agent.auxiliary_model_channel_id is not None:
+        return "agent", agent.auxiliary_model_channel_id
+    default = default_channel_id(session)
+    return ("default", default) if default is not None else ("none", None)
+
+
+class Auxiliary(Repository):
+    def auxiliary_choice(self, agent_id: str | None = None) -> AuxiliaryChoice:
+        """What ``resolve_auxiliary`` would pick, for display (``agent show``)."""
+        with read_session(self.factory) as session:
+            source, channel_id = _choose(session, agent_id)
+            row = session.get(ModelChannel, channel_id) if channel_id is not None else None
+            return AuxiliaryChoice(source, channel_id, channel_config(row) if row else None)
+
+    def resolve_auxiliary(
+        self, agent_id: str | None = None, environ: Mapping[str, str] | None = None
+    ) -> ChannelConfig:
+        """The channel that writes summaries for ``agent_id``, with its key resolved from the
+        environment when the channel names a variable."""
+        environ = os.environ if environ is None else environ
+        with read_session(self.factory) as session:
+            source, channel_id = _choose(session, agent_id)
+            if channel_id is None:
+                raise NoAuxiliaryModel(
+                    "no auxiliary model: set one on the agent or a default channel "
+                    "(compaction channel add ... --auxiliary --default)"
+                )
+            row = session.get(ModelChannel, channel_id)
+            if row is None or not row.is_auxiliary:
+                raise NoAuxiliaryModel(
+                    f"{_LABELS[source]} ({channel_id}) is not an auxiliary channel"
+                )
+            config = channel_config(row)
+        if config.api_key is None and config.api_key_env:
+            value = environ.get(config.api_key_env)
+            if not value:
+                raise NoAuxiliaryModel(
+                    f"channel {config.name!r} reads its key from "
+                    f"{config.api_key_env}, which is not set"
+                )
+            config = replace(config, api_key=SecretStr(value))
+        return config
