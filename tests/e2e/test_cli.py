@@ -4,7 +4,8 @@ compaction, restore, export, the failures.
 
 The commands run in this process through ``cli.main`` with the settings in the environment, as
 the console script would (it reads them at each call): seconds faster than a process each. One
-smoke test runs the installed ``compaction`` script itself.
+smoke test runs the installed ``compaction`` script itself. A module with other settings builds
+its fixtures from ``environment``, ``worker_process`` and ``in_process`` (test_cli_seed.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,46 +34,49 @@ class Cli(Protocol):
     def __call__(self, *args: str, ok: bool = True) -> Result: ...
 
 
-@pytest.fixture(scope="module")
-def settings() -> Iterator[dict[str, str]]:
-    """The commands' and the worker's settings, as ``COMPACTION_`` variables."""
+@contextmanager
+def environment(**overrides: str) -> Iterator[dict[str, str]]:
+    """The commands' and the worker's settings, as ``COMPACTION_`` variables: a migrated
+    database and a Redis namespace of their own, the module's ``overrides`` on top."""
     name, url = create_database()
-    upgrade(url)
-    with fresh_namespace() as names:
-        yield {
-            **names.env(),
-            "COMPACTION_DATABASE_URL": url,
-            "COMPACTION_CONTEXT_WINDOW": "16000",
-            "COMPACTION_LLM_TIMEOUT_S": "10",
-            "COMPACTION_LLM_MAX_RETRIES": "1",
-            "COMPACTION_JOB_TIMEOUT_S": "60",
-        }
-    drop_database(name)
+    try:
+        upgrade(url)
+        with fresh_namespace() as names:
+            yield {
+                **names.env(),
+                "COMPACTION_DATABASE_URL": url,
+                "COMPACTION_LLM_TIMEOUT_S": "10",
+                "COMPACTION_LLM_MAX_RETRIES": "1",
+                "COMPACTION_JOB_TIMEOUT_S": "60",
+                **overrides,
+            }
+    finally:
+        drop_database(name)
 
 
-@pytest.fixture(scope="module")
-def worker(
-    settings: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[subprocess.Popen[bytes]]:
-    log = tmp_path_factory.mktemp("worker") / "worker.log"
+@contextmanager
+def worker_process(settings: dict[str, str], folder: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``compaction worker`` with ``settings``, its log in ``folder``."""
     process = start(
-        [str(COMPACTION), "worker", "--log-level", "WARNING"], child_env(**settings), log
+        [str(COMPACTION), "worker", "--log-level", "WARNING"],
+        child_env(**settings),
+        folder / "worker.log",
     )
-    yield process
-    stop(process, timeout=20)
+    try:
+        yield process
+    finally:
+        stop(process, timeout=20)
 
 
-@pytest.fixture
-def cli(
+def in_process(
     settings: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
-    keep_logging: None,
 ) -> Cli:
     """``cli("import", path)``: ``compaction import PATH`` run by ``cli.main`` in this process,
-    with the module's settings and none of the caller's (no ``COMPACTION_`` variable, no
-    ``.env``); its exit status and what it printed."""
+    with ``settings`` and none of the caller's (no ``COMPACTION_`` variable, no ``.env``); its
+    exit status and what it printed."""
     for name in [n for n in os.environ if n.startswith("COMPACTION_")]:
         monkeypatch.delenv(name)
     for name, value in settings.items():
@@ -86,6 +91,31 @@ def cli(
         return subprocess.CompletedProcess(list(args), status, out, err)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def settings() -> Iterator[dict[str, str]]:
+    with environment(COMPACTION_CONTEXT_WINDOW="16000") as values:
+        yield values
+
+
+@pytest.fixture(scope="module")
+def worker(
+    settings: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[subprocess.Popen[bytes]]:
+    with worker_process(settings, tmp_path_factory.mktemp("worker")) as process:
+        yield process
+
+
+@pytest.fixture
+def cli(
+    settings: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    keep_logging: None,
+) -> Cli:
+    return in_process(settings, monkeypatch, capsys, tmp_path)
 
 
 def history(cli: Cli, session: str, view: str) -> list[dict[str, Any]]:
