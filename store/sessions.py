@@ -217,7 +217,8 @@ class Sessions(Repository):
     ) -> str:
         """A new session (a random id when none is given), with ``messages`` appended; with
         ``add_missing_agent``, an ``agent_id`` that does not exist is created with blank
-        settings (the system's apply), else refused. One transaction: a refused import stores no session, no agent."""
+        settings (the system's apply), else refused. One transaction: a refused import stores
+        no session, no agent."""
         session_id = check_session_id(session_id or uuid.uuid4().hex)
         parsed = parse_messages(messages)
         with write_session(self.factory) as session:

@@ -12,7 +12,7 @@ from compaction.contract import CompactionDone
 from producers import trigger
 from producers.context import Producers
 from producers.wait import wait_for_compaction
-from service.context import SessionContexts
+from service.context import SessionContext, SessionContexts
 from service.settings import Settings
 from store import Store
 from tests.fakes import conversation
@@ -51,6 +51,37 @@ def test_producer_and_worker_resolve_the_same_context(h: Harness) -> None:
 
     assert checked.max_tokens == worker_side.window == 4_000
     assert checked.threshold_tokens == worker_side.threshold_tokens
+
+
+def test_an_agent_without_a_threshold_follows_the_system_setting(h: Harness) -> None:
+    """Blank means inherit (docs/architecture.md, "Settings"): an agent's columns once defaulted
+    to 70% and 3, so COMPACTION_THRESHOLD_PERCENT was ignored for every session with an agent."""
+    h.store.set_agent("coder", protect_first_n=2)  # a new agent: its threshold is blank
+    session_id = h.store.create_session(agent_id="coder", model=UNKNOWN_MODEL)
+    h.store.append_messages(session_id, conversation(12))
+
+    def check(percent: int, window: int) -> tuple[trigger.TriggerResult, SessionContext]:
+        runtime = h.runtime(
+            threshold_percent=percent, protect_first_n=5, model_windows={UNKNOWN_MODEL: window}
+        )
+        producers = Producers(settings=runtime.settings, store=h.store, redis=h.redis)
+        return trigger.check_and_enqueue(producers, session_id), runtime.contexts.resolve(
+            session_id
+        )
+
+    used = check(70, 10_000_000)[0].used_tokens
+    window = used * 100 // 55  # the session holds 55% of the window
+
+    at_70, _ = check(70, window)
+    at_40, worker_side = check(40, window)
+
+    assert (at_70.status, at_70.threshold_percent) == ("below_threshold", 70)
+    assert (at_40.status, at_40.threshold_percent) == ("enqueued", 40)
+    assert (worker_side.threshold_percent, worker_side.protect_first_n) == (40, 2)
+    h.store.set_agent("coder", threshold_percent=80)
+    assert check(40, window)[0].threshold_percent == 80
+    h.store.set_agent("coder", clear_threshold=True)
+    assert check(40, window)[0].threshold_percent == 40
 
 
 @SQLITE_ONLY

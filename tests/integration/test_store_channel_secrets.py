@@ -40,6 +40,12 @@ def test_a_stored_key_never_shows_in_reprs(store: Store) -> None:
         assert KEY not in repr(row) and KEY not in str(row)
         assert "aux" in repr(row)
 
+    # what an edit and a (forced) removal return
+    edited = store.edit_channel(added.id, model="claude-haiku-2", api_key=KEY)
+    removed = store.remove_channel(added.id, force=True)
+    for change in (edited, removed):
+        assert KEY not in repr(change) and KEY not in str(change)
+
 
 def test_mask_shows_a_prefix_and_the_last_four_characters() -> None:
     shown = mask(KEY)
@@ -59,6 +65,13 @@ def database_errors(store: Store) -> list[Callable[[], object]]:
         lambda: store.set_default_channel(channel.id),
         lambda: store.set_agent("a1", auxiliary_channel_id=channel.id),
         lambda: store.resolve_auxiliary("a1", environ={}),
+        # editing and removing: refusals around the keyed channel
+        lambda: store.edit_channel("keyed", provider="azure", api_key=KEY),
+        lambda: store.edit_channel("keyed", api_key=KEY, clear_api_key=True),
+        lambda: store.edit_channel("keyed", api_key=KEY, api_key_env="V"),
+        lambda: store.edit_channel("keyed"),
+        lambda: store.remove_channel("keyed-missing"),
+        lambda: store.set_default_channel("keyed"),
         # the database itself refuses this one (model is NOT NULL): a DatabaseError
         lambda: store.add_channel("keyed-3", provider="openai", model=None, api_key=KEY),  # type: ignore[arg-type]
     ]
