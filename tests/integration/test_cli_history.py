@@ -21,6 +21,7 @@ from tests.fakes import conversation
 from tests.integration.worker_helpers import Harness, auto, manual
 from tests.llm_server import Reply
 from worker.jobs import run
+from worker.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +51,42 @@ def conversation_of(rows: list[Row]) -> list[tuple[int, str, str]]:
     return [(r["id"], r["role"], r["content"]) for r in rows]
 
 
+def fail_then_summarize(
+    h: Harness, runtime: Runtime, session_id: str
+) -> tuple[CompactionFailed, CompactionDone]:
+    """A manual run the model fails (start and failed bubbles), then one that summarizes."""
+    h.script(Reply(status=500))
+    failed = run(runtime, manual(session_id))
+    assert isinstance(failed, CompactionFailed) and failed.code == "llm_error"
+    h.script(Reply())
+    summarized = run(runtime, manual(session_id))
+    assert isinstance(summarized, CompactionDone) and summarized.summary_message_id
+    return failed, summarized
+
+
+def assert_figures(
+    events: list[Row], failed: CompactionFailed, summarized: CompactionDone, pruned: CompactionDone
+) -> None:
+    """The bubbles' metadata: each names its run and carries the figures the UI shows."""
+    _, fail, _, done, _, prune_done, unpruned, unsummarized = events
+    assert (fail["code"], fail["requestId"]) == ("llm_error", failed.request_id)
+    assert {k: done[k] for k in ("runId", "summaryMessageId", "removedCount", "tokensAfter")} == {
+        "runId": summarized.run_id,
+        "summaryMessageId": summarized.summary_message_id,
+        "removedCount": summarized.removed_count,
+        "tokensAfter": summarized.tokens_after,
+    }
+    assert done["tokensBefore"] == summarized.tokens_before
+    assert "summaryMessageId" not in prune_done and prune_done["runId"] == pruned.run_id
+    assert (unpruned["runId"], unpruned["restoredMessages"], unpruned["restoredPruned"]) == (
+        pruned.run_id,
+        0,
+        pruned.pruned_count,
+    )
+    assert (unsummarized["runId"], unsummarized["restoredPruned"]) == (summarized.run_id, 0)
+    assert unsummarized["restoredMessages"] == summarized.removed_count
+
+
 def test_display_view_bubbles_and_both_runs_restored_through_the_command_line(
     h: Harness, command: Command
 ) -> None:
@@ -57,12 +94,7 @@ def test_display_view_bubbles_and_both_runs_restored_through_the_command_line(
     h.channel("openai")
     session_id = h.session(conversation(12, tool_chars=100))
     original = history(command, session_id, "compacted")
-    h.script(Reply(status=500))
-    failed = run(runtime, manual(session_id))
-    assert isinstance(failed, CompactionFailed) and failed.code == "llm_error"
-    h.script(Reply())
-    summarized = run(runtime, manual(session_id))
-    assert isinstance(summarized, CompactionDone) and summarized.summary_message_id
+    failed, summarized = fail_then_summarize(h, runtime, session_id)
     h.store.append_messages(
         session_id, conversation(8, tool_chars=1_000, system=False, first_turn=100)
     )
@@ -108,23 +140,7 @@ def test_display_view_bubbles_and_both_runs_restored_through_the_command_line(
         *("start", "done"),
         *("restored", "restored"),
     ]
-    _, fail, _, done, _, prune_done, unpruned, unsummarized = events
-    assert (fail["code"], fail["requestId"]) == ("llm_error", failed.request_id)
-    assert {k: done[k] for k in ("runId", "summaryMessageId", "removedCount", "tokensAfter")} == {
-        "runId": summarized.run_id,
-        "summaryMessageId": summarized.summary_message_id,
-        "removedCount": summarized.removed_count,
-        "tokensAfter": summarized.tokens_after,
-    }
-    assert done["tokensBefore"] == summarized.tokens_before
-    assert "summaryMessageId" not in prune_done and prune_done["runId"] == pruned.run_id
-    assert (unpruned["runId"], unpruned["restoredMessages"], unpruned["restoredPruned"]) == (
-        pruned.run_id,
-        0,
-        pruned.pruned_count,
-    )
-    assert (unsummarized["runId"], unsummarized["restoredPruned"]) == (summarized.run_id, 0)
-    assert unsummarized["restoredMessages"] == summarized.removed_count
+    assert_figures(events, failed, summarized, pruned)
     full = history(command, session_id, "full")
     summary = next(r for r in full if r["id"] == summarized.summary_message_id)
     assert summary["metadata"] == {"restoredByRunId": summarized.run_id}
