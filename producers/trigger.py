@@ -79,7 +79,7 @@ def _leading_system(messages: Sequence[Message]) -> list[Message]:
 
 
 def model_view(ctx: Producers, session_id: str) -> list[Message]:
-    """The session's compacted view: what the model gets (docs/architecture.md, "Storage")."""
+    """The session's compacted view: what the model gets (docs/architecture.md, "Tables")."""
     return [stored.message for stored in ctx.store.load_history(session_id)]
 
 
