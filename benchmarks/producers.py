@@ -69,7 +69,7 @@ def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 def cold_check(ctx: Producers, session_id: str) -> TriggerResult:
     """The check after the remembered estimate is forgotten: the whole history is loaded."""
-    ctx.estimates.remember(session_id, -1, 0, 0)
+    ctx.estimates.forget(session_id)
     return trigger.check_and_enqueue(ctx, session_id)
 
 
