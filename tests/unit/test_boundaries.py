@@ -166,9 +166,34 @@ def test_last_user_on_a_tie_moves_the_tail() -> None:
 def test_last_user_choice_weighs_tokens_not_messages() -> None:
     messages = convo("S U A A A U A A A")
     heavy_before = [10, 10, 10, 100, 100, 10, 10, 10, 10]
-    heavy_after = [10, 10, 10, 1, 1, 10, 100, 10, 10]
+    heavy_after = [10, 10, 10, 1, 1, 10, 100, 100, 10]
     assert bounds_of(messages, heavy_before) == Bounds(3, 5)
-    assert bounds_of(messages, heavy_after, budget=20) == Bounds(6, 7)
+    assert bounds_of(messages, heavy_after, budget=10) == Bounds(6, 8)
+
+
+def test_last_user_choice_leaves_a_middle_worth_summarizing() -> None:
+    """Tokens decide only when both ways leave two messages or more: growing the head past the
+    user here would leave one (A at 6), moving the tail back leaves two."""
+    messages = convo("S U A A A U A A A")
+    heavy_after = [10, 10, 10, 1, 1, 10, 100, 10, 10]
+    assert bounds_of(messages, heavy_after, budget=20) == Bounds(3, 5)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="find_bounds checks only that growing the head leaves two messages, not that moving "
+    "the tail back does",
+)
+def test_last_user_choice_leaves_a_middle_worth_summarizing_the_other_way() -> None:
+    """Moving the tail back to the user would leave one message (A at 3), growing the head
+    past it leaves two; at default settings ``/compact`` answers nothing_to_compact."""
+    messages = convo("S U A A U A A A A")
+    heavy_before = [10, 10, 10, 100, 10, 1, 1, 10, 10]
+    assert bounds_of(messages, heavy_before, budget=20) == Bounds(5, 7)
+    big = [system("sys"), user("hi"), assistant("a"), assistant("b " * 60_000), user("next")]
+    messages = [*big, *(assistant(text) for text in "vwxyz")]
+    assert compact(messages, CompactionConfig(), FakeSummarizer(), reason="manual").middle == (5, 7)
+    assert compactable(messages, CompactionConfig())
 
 
 def test_a_summary_is_not_the_users_message() -> None:
@@ -271,12 +296,9 @@ def test_compactable_is_what_manual_compact_does(spec: str, protect: int, expect
         assert expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compactable measures the minimal tail only; compact() tries the tail budget "
-    "first, where the last user message is kept by moving the tail back",
-)
 def test_compactable_when_compact_summarizes_with_the_tail_budget() -> None:
+    """The tail budget keeps what follows the big user message, the minimal tail only x y z:
+    either way the middle is the two messages before the user message (3 and 4)."""
     messages = [
         system("sys"),
         *(user("hi"), assistant("a"), assistant("b"), assistant("c")),

@@ -59,14 +59,10 @@ def test_nothing_to_compact_with_only_head_and_minimal_tail(spec: str) -> None:
     assert summarizer.requests == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="find_bounds keeps the last user message by growing the head past it when phase 1 "
-    "pruned the result before it, leaving one message; the other side holds two",
-)
 def test_manual_compacts_when_more_than_head_tail_and_last_user_remain() -> None:
-    """Head (S U A), minimal tail (3) and the last user message leave three messages; phase 1
-    prunes the big result, so the head grows past the user message and one message remains."""
+    """Head (S U A), minimal tail (3) and the last user message leave three messages. Phase 1
+    prunes the big result, so the tokens would grow the head past the user message and leave
+    one message: the tail moves back instead, and the call and its result are summarized."""
     messages = [
         system("sys"),
         user("hi"),
@@ -78,7 +74,7 @@ def test_manual_compacts_when_more_than_head_tail_and_last_user_remain() -> None
         *(assistant(text) for text in "xyz"),
     ]
     result = compact(messages, CompactionConfig(), FakeSummarizer(), reason="manual")
-    assert result.summarized
+    assert result.summarized and result.middle == (3, 5)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "too short " * 19])
