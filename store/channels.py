@@ -82,9 +82,11 @@ def _set_default(session: Session, channel_id: int) -> None:
 
 
 def find_channel(session: Session, ref: ChannelRef) -> ModelChannel:
+    """The channel ``ref`` names, or ``invalid_request``."""
     row = None
     if isinstance(ref, str):
         row = session.scalar(select(ModelChannel).where(ModelChannel.name == ref))
+        # 18 digits always fit a BIGINT id; a longer number is a name no channel has
         digits = ref.isascii() and ref.isdigit() and len(ref) <= 18
         ref = int(ref) if row is None and digits else ref
     if isinstance(ref, int):
