@@ -28,6 +28,8 @@ def register(commands: Any) -> None:
 
 
 def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Queued, or upgrading the session's queued auto request (``upgraded``, with its id): both
+    end in a manual compaction; ``already_pending`` (a manual one is queued) exits 1."""
     ctx = open_producers()
     queued = trigger.request_manual(
         ctx, args.session, focus=args.focus, context_window=args.context_window
@@ -37,7 +39,7 @@ def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
             print_json({"status": queued.status, "requestId": queued.request_id}, out)
         else:
             print(f"{queued.status} {queued.request_id}", file=out)
-        if queued.status != "enqueued":
+        if queued.status not in ("enqueued", "upgraded"):
             print(
                 f"compaction: a compaction of {args.session} is already "
                 f"{queued.status.replace('_', ' ')} (request {queued.request_id})",
@@ -53,20 +55,23 @@ def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def run_restore(args: argparse.Namespace, out: TextIO | None = None) -> int:
     run = open_store().restore(args.run_id)
+    removed, pruned = run.removed_count or 0, run.pruned_count or 0
     if args.json:
         print_json(
             {
                 "runId": run.id,
                 "sessionId": run.session_id,
                 "status": run.status,
-                "restoredMessages": run.removed_count,
+                "restoredMessages": removed,
+                "restoredPruned": pruned,
             },
             out,
         )
     else:
+        summary = ", its summary hidden" if run.summary_message_id is not None else ""
         print(
-            f"restored run {run.id} of session {run.session_id}: {run.removed_count} "
-            "messages visible again, its summary hidden",
+            f"restored run {run.id} of session {run.session_id}: {removed} messages visible "
+            f"again, {pruned} pruned tool outputs whole again{summary}",
             file=out,
         )
     return 0

@@ -9,6 +9,8 @@ import hashlib
 import json
 import uuid
 
+from compaction.contract import Reason
+
 QUEUE = "compaction"
 JOB_FUNCTION = "worker.jobs.compaction_requested"
 
@@ -27,8 +29,27 @@ def running_key(prefix: str, session_id: str) -> str:
 
 def upgrade_key(prefix: str, session_id: str) -> str:
     """A ``/compact`` waiting for the queued auto request it upgraded (docs/architecture.md,
-    "The job")."""
+    "The job"): a hash, ``for`` (the queued request's id) and ``request`` (the manual request's
+    JSON payload)."""
     return f"{prefix}:upgrade:{session_id}"
+
+
+# The pending key's value tells the queued request's reason, so that a ``/compact`` can upgrade
+# a queued auto request: ``"<reason>:<request id>"``. The reason never holds ":", so it goes
+# first and the value is split on its first ":" (as the lock token).
+def pending_value(reason: Reason, request_id: str) -> str:
+    return f"{reason}:{request_id}"
+
+
+def pending_parts(value: str) -> tuple[Reason, str]:
+    """(reason, request id) of a pending key's value. A value naming no reason (anyone able to
+    write to Redis may have written it) is taken as a manual request's id: never upgraded."""
+    reason, sep, request_id = value.partition(":")
+    if sep and reason == "auto":
+        return "auto", request_id
+    if sep and reason == "manual":
+        return "manual", request_id
+    return "manual", value
 
 
 def usage_key(prefix: str, session_id: str) -> str:

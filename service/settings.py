@@ -36,6 +36,8 @@ class Settings(BaseSettings, CompactionParameters):
     job_timeout_s: int = Field(120, ge=5)
     #: how long a queued request blocks another one for the same session
     pending_ttl_s: int = Field(90, ge=5)
+    #: how long a manual request waits for a running compaction of its session to end
+    manual_lock_wait_s: int = Field(120, ge=0)
     llm_timeout_s: float = Field(30.0, gt=0)
     llm_max_retries: int = Field(2, ge=0, le=10)
     llm_temperature: float = Field(0.3, ge=0, le=2)
@@ -71,6 +73,13 @@ class Settings(BaseSettings, CompactionParameters):
                 f"(llm_timeout_s x (llm_max_retries + 1) = {needed:g})"
             )
         return self
+
+    @property
+    def rq_timeout_s(self) -> int:
+        """RQ's timeout of every job: the job's own bound, after waiting for the lock. Any queued
+        request may turn manual (a ``/compact`` upgrades it) and wait (docs/architecture.md,
+        "The job")."""
+        return self.job_timeout_s + self.manual_lock_wait_s
 
     def compaction_config(self, **overrides: Any) -> CompactionConfig:
         """The algorithm's configuration: these settings, then per-agent/request overrides."""

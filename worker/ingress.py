@@ -137,16 +137,21 @@ class Ingress:
             pipe.execute()
 
     def _submit(self, entry: str, request: CompactionRequested) -> None:
+        """This request's own final event when it is not queued: the gateway learns which
+        request covers it (an upgraded one runs with this one's focus, as a manual request)."""
         outcome = submit(self.redis, self.settings, request)
         if outcome.status != "enqueued":
             code: SkipCode = "lock_held" if outcome.status == "in_flight" else "already_pending"
+            detail = f"request {outcome.request_id} is {outcome.status}"
+            if outcome.status == "upgraded":
+                detail = f"request {outcome.request_id} is queued and now runs as this one asks"
             self.publisher.publish(
                 CompactionSkipped(
                     session_id=request.session_id,
                     request_id=request.request_id,
                     reason=request.reason,
                     code=code,
-                    detail=f"request {outcome.request_id} is {outcome.status}",
+                    detail=detail,
                 )
             )
         log.info("ingress", entry=entry, status=outcome.status, session=request.session_id)

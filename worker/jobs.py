@@ -1,7 +1,9 @@
 """The ``compaction_requested`` job (docs/architecture.md, "The job"): the only function a
 worker runs.
 
-Take the session's lock (held: ``compaction_skipped``) and record the request as running
+Take the request off the session's pending key (a ``/compact`` that upgraded it makes it manual),
+take the session's lock (an auto request finding it held: ``compaction_skipped``; a manual one
+waits for it up to ``COMPACTION_MANUAL_LOCK_WAIT_S``) and record the request as running
 (``worker.inflight``: a request whose worker dies is answered as ``worker_lost``), then run the
 pipeline of ``worker.pipeline``. Any failure publishes ``compaction_failed`` with its stable
 code, records the run, and leaves the history as it was.
@@ -22,7 +24,7 @@ from compaction.contract import (
 )
 from compaction.errors import CompactionError, ErrorCode, invalid_request
 from service import logs
-from service.keys import pending_key
+from service.queue import take_pending
 from store.records import EventRow, FailedRun
 from worker import inflight, texts
 from worker.inflight import InFlight
@@ -61,9 +63,9 @@ def _invalid(runtime: Runtime, payload: Any, err: ValidationError) -> AnyEvent:
 
 
 def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
-    job = JobRun(runtime, request)
     settings = runtime.settings
-    _clear_pending(runtime, request)
+    job = JobRun(runtime, _taken(runtime, request))
+    request = job.request
     lock = SessionLock(
         runtime.redis,
         request.session_id,
@@ -71,8 +73,10 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
         prefix=settings.channel_prefix,
         owner=request.request_id,
     )
-    if not lock.acquire():
-        detail = "another compaction of this session is running"
+    wait_s = settings.manual_lock_wait_s if request.reason == "manual" else 0
+    if not lock.acquire(wait_s):
+        waited = f" (waited {wait_s} s)" if wait_s else ""
+        detail = f"another compaction of this session is running{waited}"
         return job.finish(CompactionSkipped(code="lock_held", detail=detail, **job.event_fields()))
     record = InFlight(request, lock.token, runtime.name, job.started_at)
     with heartbeat(lock), inflight.tracked(runtime, record):
@@ -102,11 +106,10 @@ def _failed(job: JobRun, code: ErrorCode, error: str) -> AnyEvent:
     return job.finish(CompactionFailed(error=error, code=code, **job.event_fields()))
 
 
-def _clear_pending(runtime: Runtime, request: CompactionRequested) -> None:
-    """The request is running, no longer queued: another may queue behind it now."""
-    key = pending_key(runtime.settings.channel_prefix, request.session_id)
+def _taken(runtime: Runtime, request: CompactionRequested) -> CompactionRequested:
+    """The request off the session's pending key; upgraded by a ``/compact`` sent meanwhile."""
     try:
-        if runtime.redis.get(key) in (request.request_id.encode(), None):
-            runtime.redis.delete(key)
+        return take_pending(runtime.redis, runtime.settings.channel_prefix, request)
     except Exception as err:  # Redis errors surface at the lock, with a proper event
-        log.warning("pending key not cleared", error=str(err))
+        log.warning("pending key not taken", error=str(err))
+        return request

@@ -1,6 +1,7 @@
 """The per-session Redis lock (docs/architecture.md, "The job").
 
-redis-py's ``Lock``, non-blocking (a held lock means ``compaction_skipped``) and not thread-local,
+redis-py's ``Lock``: an auto request does not wait (a held lock means ``compaction_skipped``), a
+manual one waits for the holder up to ``COMPACTION_MANUAL_LOCK_WAIT_S``. Not thread-local,
 so the heartbeat thread renews the same token while the job waits on the LLM. The token names
 the request that holds the lock (``service.keys.lock_token``), so a gateway waiting on the
 session can tell which request runs. The TTL is short, for quick recovery when a worker dies;
@@ -40,8 +41,11 @@ class SessionLock:
         self.lost = threading.Event()
         self._lock = Lock(client, self.key, timeout=self.ttl_s, blocking=False, thread_local=False)
 
-    def acquire(self) -> bool:
-        return bool(self._lock.acquire(token=self.token))
+    def acquire(self, wait_s: float = 0) -> bool:
+        """Take the lock, waiting up to ``wait_s`` for its holder to release it."""
+        return bool(
+            self._lock.acquire(token=self.token, blocking=wait_s > 0, blocking_timeout=wait_s)
+        )
 
     def renew(self) -> bool:
         """Reset the TTL if this lock still holds the key; mark it lost otherwise."""

@@ -1,6 +1,7 @@
 """The phases of one locked run (docs/architecture.md, "The job"), each a small function
-returning what the next one needs: load the session, decide whether an auto request stops,
-announce, compact, write in one fenced transaction, and say what happened.
+returning what the next one needs: load the session, decide whether the request stops before
+anything is announced, announce, compact, write in one fenced transaction, and say what
+happened.
 
 ``worker.jobs`` takes the lock and turns failures into events; this module is the straight
 path through a run that succeeds or stops early.
@@ -13,7 +14,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from compaction import CompactionConfig, CompactionResult, compact, estimate_messages_tokens
+import redis
+
+from compaction import (
+    CompactionConfig,
+    CompactionResult,
+    compact,
+    compactable,
+    estimate_messages_tokens,
+)
 from compaction.contract import (
     AnyEvent,
     CompactionDone,
@@ -22,12 +31,13 @@ from compaction.contract import (
     CompactionStart,
     ContextUsage,
     TokenUpdate,
-    TokenUsage,
 )
+from compaction.errors import CompactionError, NothingToCompact
 from compaction.messages import Message
 from compaction.prompts import Language
 from service import logs
 from service.context import SessionContext
+from service.usage import last_usage
 from store.records import (
     AppliedCompaction,
     EventRow,
@@ -134,6 +144,22 @@ def auto_skip(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
     return None
 
 
+def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
+    """Why the request stops before anything is announced: an auto request's skip, or nothing
+    between the protected head and the minimal tail (``nothing_to_compact``: skipped when auto,
+    failed when manual; the user asked for a compaction that cannot be done)."""
+    skipped = auto_skip(job, loaded)
+    if skipped is not None or compactable(loaded.messages, loaded.config):
+        return skipped
+    detail = (
+        f"{len(loaded.messages)} messages: nothing between the protected head "
+        f"({loaded.config.protect_first_n}) and the kept tail"
+    )
+    if job.request.reason == "manual":
+        raise NothingToCompact(detail)
+    return CompactionSkipped(code="nothing_to_compact", detail=detail, **job.event_fields())
+
+
 def announce(job: JobRun) -> None:
     """``compaction_start`` on the wire and the "compacting…" row for the user's screen."""
     request = job.request
@@ -167,33 +193,40 @@ def write(
     return job.runtime.store.apply_compaction(plan)
 
 
-def token_update(
-    job: JobRun, loaded: Loaded, result: CompactionResult, summarizer: ChannelSummarizer
-) -> TokenUpdate:
-    """The context bar's figures after the run."""
+def token_update(job: JobRun, loaded: Loaded, result: CompactionResult) -> TokenUpdate:
+    """The context bar's figures after the run: the user's model usage as the gateway last
+    reported it, the compacted context, the session's standing compactions."""
+    runtime, session_id = job.runtime, job.request.session_id
     window = loaded.context.window
     return TokenUpdate(
-        current=TokenUsage(
-            input_tokens=result.input_tokens,
-            output_tokens=result.output_tokens,
-            total_tokens=result.input_tokens + result.output_tokens,
-            api_calls=summarizer.calls,
-        ),
+        current=last_usage(runtime.redis, runtime.settings.channel_prefix, session_id),
         context=ContextUsage(
             used_tokens=result.tokens_after,
             max_tokens=window,
             percent=round(100 * result.tokens_after / window, 1),
             threshold_percent=loaded.config.threshold_percent,
+            compactions=runtime.store.compaction_counts([session_id]).get(session_id, 0),
         ),
         **job.event_fields(),
     )
+
+
+def publish_token_update(job: JobRun, loaded: Loaded, result: CompactionResult) -> None:
+    """Best effort, after ``compaction_done``: the compaction is written and announced, so a
+    figure that cannot be read now leaves the bar as it was, never a failure."""
+    try:
+        update = token_update(job, loaded, result)
+    except (CompactionError, redis.RedisError) as err:
+        log.warning("token_update not sent", session=job.request.session_id, error=str(err)[:300])
+        return
+    job.runtime.publisher.publish(update)
 
 
 def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
     """The pipeline, under the session's lock: nothing is written by a worker that lost it."""
     request = job.request
     loaded = load(job)
-    skipped = auto_skip(job, loaded)
+    skipped = early_stop(job, loaded)
     if skipped is not None:
         return job.finish(skipped)
     announce(job)
@@ -218,5 +251,5 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
         **job.event_fields(),
     )
     job.finish(done, run=applied.run_id)
-    job.runtime.publisher.publish(token_update(job, loaded, result, summarizer))
+    publish_token_update(job, loaded, result)
     return done

@@ -6,7 +6,8 @@ naming another function, or an instance, extra arguments, callbacks, webhooks, r
 repeats (none of which this project's producers set) is refused before anything is imported or
 called, fails with its reason logged, and the worker goes on. Callbacks and webhooks are dropped
 as the job is read, so not even RQ's failure path imports a callback or posts a webhook. The job
-runs under the worker's own ``COMPACTION_JOB_TIMEOUT_S``, whatever the producer asked for.
+runs under the worker's own timeout (``Settings.rq_timeout_s``: ``COMPACTION_JOB_TIMEOUT_S``
+after ``COMPACTION_MANUAL_LOCK_WAIT_S``), whatever the producer asked for.
 
 A job whose process died is answered here as ``worker_lost`` (``worker.inflight``): when RQ's
 maintenance finds it abandoned, or a forking worker's work horse dies.
@@ -50,7 +51,7 @@ class CompactionJob(Job):
         self._stopped_callback_name = None
         self.webhooks = []
         self.retries_left = self.repeats_left = None
-        self.timeout = current().settings.job_timeout_s
+        self.timeout = current().settings.rq_timeout_s
 
     @property
     def func(self) -> Callable[..., Any]:

@@ -20,11 +20,13 @@ import redis
 
 import worker.ingress
 from compaction.contract import FINAL_EVENTS, CompactionRequested
+from producers import trigger
 from producers.context import Producers
 from service.keys import dead_stream, events_stream, pending_key, requests_stream
 from service.queue import submit
-from tests.integration.producer_helpers import drain, session_with
+from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import wait_until
+from tests.llm_server import FakeLLM
 from worker.ingress import GROUP, Ingress
 
 
@@ -86,6 +88,34 @@ def test_one_request_id_in_two_sessions_runs_in_both(ctx: Producers, path: str) 
     assert sorted((e["sessionId"], e["requestId"], e["type"]) for e in finals) == sorted(
         (session_id, request_id, "compaction_done") for session_id in sessions
     )
+
+
+def test_a_raw_compact_upgrades_the_queued_auto_request(ctx: Producers, fake_llm: FakeLLM) -> None:
+    """A manual entry (``XADD``) while the session's auto request is queued: its own request
+    is answered at once (skipped, naming the queued request), and the queued one runs as
+    manual with the entry's focus."""
+    session_id = session_with(ctx, 20)  # over the threshold
+    queued = trigger.check_and_enqueue(ctx, session_id)
+    assert queued.status == "enqueued"
+    focus, request_id = "keep the migration plan", f"r-{session_id}"
+    xadd(ctx, manual(session_id, requestId=request_id, focus=focus))
+
+    def answered() -> list[dict[str, Any]]:
+        return [e for e in events(ctx) if e.get("requestId") == request_id]
+
+    with running(ctx):
+        [skipped] = wait_until(answered, "the entry answered")
+    assert (skipped["type"], skipped["code"]) == ("compaction_skipped", "already_pending")
+    assert queued.request_id in skipped["detail"] and "runs as this one asks" in skipped["detail"]
+    assert len(queue(ctx)) == 1
+    drain(ctx)
+    [final] = [
+        e for e in events(ctx) if e["requestId"] == queued.request_id and e["type"] in FINAL_EVENTS
+    ]
+    assert (final["type"], final["reason"]) == ("compaction_done", "manual")
+    assert focus in fake_llm.bodies_text()
+    [record] = ctx.store.runs(session_id)
+    assert (record.request_id, record.reason) == (queued.request_id, "manual")
 
 
 def test_an_unexpected_error_is_dead_lettered_and_answered_and_the_ingress_goes_on(

@@ -1,16 +1,14 @@
-"""The ``compaction_requested`` job's triggers (docs/architecture.md, "The algorithm"): a manual and
-an auto request at once, the anti-loop, and auto requests that stop before summarizing. Same setting
-as test_worker_jobs.py: real store, real Redis, the SDKs against the loopback fake."""
+"""The ``compaction_requested`` job's triggers (docs/architecture.md, "The algorithm"): an auto
+request while a run holds the lock, the anti-loop, and auto requests that stop before
+summarizing. Same setting as test_worker_jobs.py: real store, real Redis, the SDKs against the
+loopback fake."""
 
 from __future__ import annotations
-
-import threading
 
 import pytest
 
 from compaction.contract import (
     CompactionDone,
-    CompactionRequested,
     CompactionSkipped,
     TokenUpdate,
 )
@@ -24,7 +22,6 @@ from tests.integration.worker_helpers import (
     estimate_view,
     manual,
     on_llm_request,
-    wait_until,
 )
 from worker.jobs import run
 from worker.runtime import Runtime
@@ -32,35 +29,27 @@ from worker.runtime import Runtime
 pytestmark = pytest.mark.integration
 
 
-# --- one session, two requests at once ---------------------------------------------------------
+# --- one session, two requests ---------------------------------------------------------
 
 
-def test_manual_and_auto_at_once_one_runs_one_is_skipped(
+def test_an_auto_request_while_a_run_holds_the_lock_is_skipped(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Auto requests never wait: one that finds the session's lock held ends ``lock_held`` at
+    once, and the running compaction stays the only one (a manual request waits for the lock
+    instead: test_worker_manual.py)."""
     runtime = h.runtime(llm_timeout_s=30.0, llm_max_retries=0)
     h.channel("openai")
     session_id = h.session(conversation(40, tool_chars=100))  # over the threshold
-    requests = [manual(session_id), auto(session_id)]
-    barrier = threading.Barrier(len(requests))
-    results: dict[str, object] = {}
-    # the one that took the lock waits on the model until the other has finished
-    on_llm_request(monkeypatch, h.fake, lambda: wait_until(lambda: results, "the other request"))
+    busy: list[object] = []
+    # while the manual run waits on the model, an auto job of the session starts
+    on_llm_request(monkeypatch, h.fake, lambda: busy.append(run(runtime, auto(session_id))))
 
-    def go(request: CompactionRequested) -> None:
-        barrier.wait()
-        results[request.reason] = run(runtime, request)
+    done = run(runtime, manual(session_id))
 
-    threads = [threading.Thread(target=go, args=(r,)) for r in requests]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    finals = sorted(results.values(), key=lambda e: type(e).__name__)
-    assert [type(e) for e in finals] == [CompactionDone, CompactionSkipped]
-    done, skipped = finals
+    [skipped] = busy
     assert isinstance(skipped, CompactionSkipped) and skipped.code == "lock_held"
+    assert skipped.detail == "another compaction of this session is running"
     assert isinstance(done, CompactionDone)
     assert len(h.fake.requests) == 1
     finals_published = [e.type for e in h.events() if e.type != "token_update"]

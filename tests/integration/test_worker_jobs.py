@@ -16,9 +16,15 @@ import secrets
 
 import pytest
 
-from compaction.contract import AnyEvent, CompactionDone, CompactionRequested, TokenUpdate
+from compaction.contract import (
+    AnyEvent,
+    CompactionDone,
+    CompactionRequested,
+    TokenUpdate,
+    TokenUsage,
+)
 from compaction.messages import SUMMARY_MARKER
-from store import RunRecord
+from service.usage import remember_usage
 from tests.fakes import conversation
 from tests.integration.worker_helpers import (
     CONTEXT_WINDOW,
@@ -94,6 +100,9 @@ def test_manual_compaction_succeeds_with_each_provider(
     session_id = h.session(conversation(12))
     before = h.state(session_id)
     request = manual(session_id)
+    # what the gateway last reported of the user's model (publish_token_update(usage=...))
+    usage = TokenUsage(input_tokens=3_100, output_tokens=420, total_tokens=3_520, api_calls=7)
+    remember_usage(h.redis, h.namespace.prefix, session_id, usage)
 
     done = run(runtime, request)
 
@@ -112,9 +121,9 @@ def test_manual_compaction_succeeds_with_each_provider(
             "manual",
         )
 
-    record = assert_run_record(h, runtime, request, done, sent, model)
+    assert_run_record(h, runtime, request, done, sent, model)
     assert_history_compacted(h, runtime, before, done)
-    assert_token_update(events[2], record, done)
+    assert_token_update(events[2], usage, done)
     assert h.lock_value(session_id) is None
 
 
@@ -125,7 +134,7 @@ def assert_run_record(
     done: CompactionDone,
     sent: Recorded,
     model: str,
-) -> RunRecord:
+) -> None:
     """The run record, with the provider's usage."""
     [record] = h.store.runs(request.session_id)
     assert (record.status, record.code, record.error) == ("succeeded", None, None)
@@ -137,7 +146,6 @@ def assert_run_record(
     assert record.input_tokens == sent.size // 4  # what the fake reports
     assert record.output_tokens == len(DEFAULT_SUMMARY) // 4
     assert record.worker == runtime.name
-    return record
 
 
 def assert_history_compacted(
@@ -165,13 +173,12 @@ def assert_history_compacted(
     assert done_row["removedCount"] == done.removed_count
 
 
-def assert_token_update(update: AnyEvent, record: RunRecord, done: CompactionDone) -> None:
-    """The token_update after a job: the run's usage, the context after it."""
+def assert_token_update(update: AnyEvent, usage: TokenUsage, done: CompactionDone) -> None:
+    """The token_update after a job: the user's model usage as the gateway reported it (not
+    the auxiliary model's), the context after it, the session's one standing compaction."""
     assert isinstance(update, TokenUpdate)
-    assert update.current.input_tokens == record.input_tokens
-    assert update.current.output_tokens == record.output_tokens
-    assert update.current.total_tokens == record.input_tokens + record.output_tokens
-    assert update.current.api_calls == 1
+    assert update.current == usage
+    assert update.context.compactions == 1
     assert update.context.used_tokens == done.tokens_after
     assert update.context.max_tokens == CONTEXT_WINDOW
     assert update.context.threshold_percent == 70

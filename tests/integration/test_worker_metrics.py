@@ -96,7 +96,7 @@ def test_metrics_count_jobs_by_outcome_and_code(h: Harness) -> None:
     failed = run(runtime, manual(small))
     skipped = run(runtime, auto(small))
     h.redis.set(lock_key(h.namespace.prefix, held), "other-worker")
-    busy = run(runtime, manual(held))
+    busy = run(runtime, auto(held))
     assert isinstance(done, CompactionDone)
     assert isinstance(failed, CompactionFailed) and failed.code == "summary_too_short"
     assert isinstance(skipped, CompactionSkipped) and skipped.code == "below_threshold"

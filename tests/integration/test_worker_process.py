@@ -26,7 +26,7 @@ import time
 import pytest
 
 from compaction.contract import CompactionRequested
-from service.keys import lock_key, pending_key
+from service.keys import lock_key, pending_key, pending_value
 from service.queue import compaction_queue, enqueue
 from store import Store
 from tests.integration.process_helpers import (
@@ -90,7 +90,8 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     key, pending = rdb.key(lock_key, session_id), rdb.key(pending_key, session_id)
 
     req = CompactionRequested(session_id=session_id, reason="manual")
-    assert rdb.client.set(pending, req.request_id, nx=True, ex=90)  # as a producer queues it
+    # as a producer queues it (service.queue.submit)
+    assert rdb.client.set(pending, pending_value("manual", req.request_id), nx=True, ex=90)
     enqueue(compaction_queue(rdb.client, rdb.names.queue), req, timeout_s=30)
     worker = processes.worker("--burst", **timing)
     wait_for(lambda: fake_llm.requests, 30, "the LLM request", worker)
@@ -123,6 +124,7 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
         ("failed", "worker_lost"),
         ("succeeded", None),
     ]
+    assert fresh.popen.wait(30) == 0, fresh.tail()  # --burst: the job has ended, lock released
     assert not rdb.client.exists(key)
 
 

@@ -180,13 +180,16 @@ def test_the_worker_times_a_job_by_its_own_setting(
     processes: Processes,
     process_database_url: str,
 ) -> None:
-    """A producer asks for an hour; the worker's own ``COMPACTION_JOB_TIMEOUT_S`` (5 s) bounds
-    the job. The database stalls the job (this test locks the session's row) until the worker
-    has given up on it; the same worker then does the next request."""
+    """A producer asks for an hour; the worker's own timeout bounds the job
+    (``COMPACTION_JOB_TIMEOUT_S``, 5 s, after ``COMPACTION_MANUAL_LOCK_WAIT_S``, 0 here). The
+    database stalls the job (this test locks the session's row) until the worker has given up
+    on it; the same worker then does the next request."""
     session_id = new_session(process_store)
     compacted = process_store.load_history(session_id)
     engine = make_engine(process_database_url)
-    worker = processes.worker("--burst", job_timeout_s="5", llm_timeout_s="2")
+    worker = processes.worker(
+        "--burst", job_timeout_s="5", manual_lock_wait_s="0", llm_timeout_s="2"
+    )
     try:
         with engine.connect() as conn:
             conn.execute(
