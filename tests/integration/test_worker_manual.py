@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 
 import pytest
+import redis
 
 from compaction.contract import (
     CompactionDone,
@@ -31,6 +32,7 @@ from tests.integration.worker_helpers import (
     manual,
     on_llm_request,
 )
+from worker import pipeline
 from worker.jobs import run
 from worker.lock import SessionLock
 
@@ -155,3 +157,24 @@ def test_restore_says_what_it_gave_back(
         f"visible again, {done.pruned_count} pruned tool outputs whole again, its summary "
         "hidden\n"
     )
+
+
+@SQLITE_ONLY
+def test_a_token_update_that_cannot_be_read_leaves_the_compaction_done(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figures come after ``compaction_done``: Redis failing there is no failure."""
+
+    def unreachable(*_args: object) -> TokenUsage:
+        raise redis.ConnectionError("Redis went away")
+
+    monkeypatch.setattr(pipeline, "last_usage", unreachable)
+    runtime = h.runtime()
+    h.channel("openai")
+    session_id = h.session(conversation(12))
+
+    done = run(runtime, manual(session_id))
+
+    assert isinstance(done, CompactionDone), done
+    assert [e.type for e in h.events(session_id)] == ["compaction_start", "compaction_done"]
+    assert [r.status for r in h.store.runs(session_id)] == ["succeeded"]
