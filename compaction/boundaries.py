@@ -82,7 +82,13 @@ def find_bounds(
         after = sum(token_counts[last_user + 1 : tail])
         # Growing the head past an earlier summary would keep two summaries.
         summary_between = any(m.is_summary for m in messages[head:last_user])
-        if after > before and not summary_between:
+        # The way that leaves a middle worth summarizing (two messages) wins when the other
+        # does not, so that whether a session is compactable does not hang on token sums.
+        grown, moved = tail - last_user - 1, last_user - head
+        grow = after > before
+        if (grown >= 2) != (moved >= 2):
+            grow = grown >= 2
+        if grow and not summary_between:
             head = last_user + 1
         else:
             tail = last_user

@@ -179,11 +179,6 @@ def test_last_user_choice_leaves_a_middle_worth_summarizing() -> None:
     assert bounds_of(messages, heavy_after, budget=20) == Bounds(3, 5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="find_bounds checks only that growing the head leaves two messages, not that moving "
-    "the tail back does",
-)
 def test_last_user_choice_leaves_a_middle_worth_summarizing_the_other_way() -> None:
     """Moving the tail back to the user would leave one message (A at 3), growing the head
     past it leaves two; at default settings ``/compact`` answers nothing_to_compact."""
