@@ -133,7 +133,8 @@ class _Use:
         """``refused``: "is not removed"; ``forced``: "removes it"."""
         if force or not (self.agents or self.is_default):
             return
-        uses = [f"agents {_names(self.agents)} use it"] if self.agents else []
+        who = "agent {} uses it" if len(self.agents) == 1 else "agents {} use it"
+        uses = [who.format(_names(self.agents))] if self.agents else []
         uses += ["it is the default auxiliary channel"] if self.is_default else []
         after = {
             (True, False): "the agents fall back to the default channel",
