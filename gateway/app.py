@@ -1,0 +1,50 @@
+"""``create_app``: the gateway's ASGI application (docs/architecture.md, "The gateway")."""
+
+from __future__ import annotations
+
+from importlib import resources as package_files
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
+
+from gateway import errors
+from gateway.auth import BodyLimit, Guard
+from gateway.resources import Resources
+from gateway.routes import ROUTERS
+
+API_VERSION = "1"
+
+
+def create_app(resources: Resources) -> FastAPI:
+    """The API under ``/api``, the sockets under ``/ws``, the console at ``/``; every
+    resource a handler uses is ``app.state.resources``."""
+    app = FastAPI(
+        title="compaction gateway",
+        version=API_VERSION,
+        description="Context compaction for LLM agents: sessions, history views, /compact, "
+        "context stats, runs and restore, agent settings and channels; events over WebSocket "
+        "and SSE.",
+    )
+    app.state.resources = resources
+    errors.install(app)
+    for router in ROUTERS:
+        app.include_router(router)
+
+    @app.get("/healthz", tags=["meta"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    static = package_files.files("gateway").joinpath("static")
+    app.mount("/", StaticFiles(directory=str(static), html=True), name="console")
+    options = resources.options
+    if options.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(options.cors_origins),
+            allow_methods=["*"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    app.add_middleware(Guard, options=options)
+    app.add_middleware(BodyLimit)
+    return app

@@ -1,0 +1,111 @@
+"""The gateway's guard (docs/architecture.md, "The gateway"): a bearer token on every ``/api``
+and ``/ws`` call when ``COMPACTION_GATEWAY_TOKEN`` is set (a WebSocket may pass it as the
+``token`` query parameter, browsers cannot set its headers), and a cap on request bodies.
+
+Pure ASGI middleware: it answers before any route runs, for HTTP and WebSocket alike.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from gateway.resources import GatewayOptions
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+GUARDED = ("/api/", "/ws/")
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, options: GatewayOptions) -> None:
+        self.app = app
+        self.options = options
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or not scope["path"].startswith(GUARDED):
+            await self.app(scope, receive, send)
+            return
+        if not self._authorized(scope):
+            await _refuse(scope, send, 401, "unauthorized", "a bearer token is required")
+            return
+        if scope["type"] == "http":
+            receive = self._capped(scope, receive, send)
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        token = self.options.token
+        if token is None:
+            return True
+        expected = token.get_secret_value().encode()
+        headers = dict(scope.get("headers") or [])
+        given = headers.get(b"authorization", b"")
+        if given.startswith(b"Bearer "):
+            return hmac.compare_digest(given[7:], expected)
+        if scope["type"] == "websocket":
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            value = (query.get("token") or [""])[0].encode()
+            return bool(value) and hmac.compare_digest(value, expected)
+        return False
+
+    def _capped(self, scope: Scope, receive: Receive, send: Send) -> Receive:
+        """A body over the cap ends the request with 413 before a handler reads it."""
+        limit = self.options.max_body_bytes
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _TooLarge(limit)
+        seen = 0
+
+        async def capped() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise _TooLarge(limit)
+            return message
+
+        return capped
+
+
+class _TooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the request body is over {limit} bytes")
+
+
+class BodyLimit:
+    """Turns ``_TooLarge`` (raised while a body is read) into a 413 JSON answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except _TooLarge as err:
+            await _refuse(scope, send, 413, "too_large", str(err))
+
+
+async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 4401 if status == 401 else 1009})
+        return
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
