@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import redis.asyncio as aioredis
 from pydantic import SecretStr
 
 from producers.context import Producers
@@ -28,4 +29,7 @@ class GatewayOptions:
 class Resources:
     settings: Settings
     producers: Producers
+    #: the client the event hub reads the stream with (blocking ``XREAD``); built from the
+    #: settings when absent; the embedded mode passes a fakeredis one sharing its server
+    events_redis: aioredis.Redis | None = None
     options: GatewayOptions = field(default_factory=GatewayOptions)
