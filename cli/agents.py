@@ -16,10 +16,8 @@ from compaction.config import (
     THRESHOLD_PERCENT_STEP,
 )
 from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
-from compaction.errors import InvalidRequest
-from service.context import Inherited, protect_first_n, threshold_percent
+from producers.views import agent_view, show_agent
 from service.settings import Settings
-from store import AgentSettings, Store
 
 
 def register(commands: Any) -> None:
@@ -64,11 +62,6 @@ def register(commands: Any) -> None:
     show.set_defaults(run=run_agent_show)
 
 
-def setting_name(field: str) -> str:
-    """The environment variable of a service setting: ``COMPACTION_THRESHOLD_PERCENT``."""
-    return f"{Settings.model_config.get('env_prefix', '')}{field.upper()}"
-
-
 def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = Settings()
     store = open_store(settings)
@@ -92,41 +85,8 @@ def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
 def run_agent_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = Settings()
     store = open_store(settings)
-    agent = store.get_agent(args.agent)
-    if agent is None:
-        raise InvalidRequest(f"agent {args.agent!r} not found")
-    _print_agent(agent_view(settings, store, agent), args.json, out)
+    _print_agent(show_agent(settings, store, args.agent), args.json, out)
     return 0
-
-
-def agent_view(settings: Settings, store: Store, agent: AgentSettings) -> dict[str, Any]:
-    """The agent's own values (``None``: blank) and the ``effective`` ones with their source:
-    ``agent``, ``system`` (the setting named), ``default`` (the default channel), ``none``."""
-    choice = store.auxiliary_choice(agent.id)
-    channel = choice.channel
-    return {
-        "id": agent.id,
-        "model": agent.model,
-        "contextWindow": agent.context_window,
-        "auxiliaryModelChannelId": agent.auxiliary_model_channel_id,
-        "compactionStrategy": agent.compaction_strategy,
-        "compactionThresholdPercent": agent.compaction_threshold_percent,
-        "compactionProtectFirstN": agent.compaction_protect_first_n,
-        "effective": {
-            "thresholdPercent": _inherited(threshold_percent(settings, agent), "threshold_percent"),
-            "protectFirstN": _inherited(protect_first_n(settings, agent), "protect_first_n"),
-            "auxiliaryChannel": {
-                "id": choice.channel_id,
-                "name": channel.name if channel else None,
-                "auxiliary": channel.is_auxiliary if channel else None,
-                "source": choice.source,
-            },
-        },
-    }
-
-
-def _inherited(value: Inherited, field: str) -> dict[str, Any]:
-    return {"value": value.value, "source": value.source, "setting": setting_name(field)}
 
 
 def _origin(item: dict[str, Any]) -> str:

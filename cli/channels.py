@@ -7,9 +7,9 @@ import argparse
 from typing import Any, TextIO
 
 from cli.common import open_store, print_json
+from producers.views import channel_row
 from store.channels import ChannelChange
 from store.models import PROVIDERS
-from store.records import ChannelConfig, mask, mask_url
 
 
 def register(commands: Any) -> None:
@@ -67,21 +67,6 @@ def _force_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--force", action="store_true", help=f"{what}: its agents fall back to the default"
     )
-
-
-def channel_row(channel: ChannelConfig, default_id: int | None) -> dict[str, Any]:
-    key = channel.api_key.get_secret_value() if channel.api_key else None
-    return {
-        "id": channel.id,
-        "name": channel.name,
-        "provider": channel.provider,
-        "model": channel.model,
-        "baseUrl": mask_url(channel.base_url) if channel.base_url else None,
-        "apiKey": mask(key) if key else None,
-        "apiKeyEnv": channel.api_key_env,
-        "auxiliary": channel.is_auxiliary,
-        "default": channel.id == default_id,
-    }
 
 
 def _describe(row: dict[str, Any]) -> str:

@@ -83,6 +83,17 @@ class InvalidRequest(CompactionError, ValueError):
     code = "invalid_request"
 
 
+class NotFound(InvalidRequest):
+    """An id or a name that names nothing stored (a channel, a run, an agent). Its code stays
+    ``invalid_request``; a gateway answers it as not found (HTTP 404)."""
+
+
+class Conflict(InvalidRequest):
+    """Refused because of what is stored, not how it was asked: a name or id taken, a channel
+    that agents use or that is the default. Its code stays ``invalid_request``; a gateway
+    answers it as a conflict (HTTP 409)."""
+
+
 class InvalidConfig(CompactionError, ValueError):
     """A configuration value outside its documented range."""
 

@@ -131,6 +131,12 @@ class SessionContexts:
         however long the session's history of runs)."""
         return antiloop.suppressed(self.store.recent_run_tokens(session_id), tokens)
 
+    def forget_agent(self, agent_id: str) -> None:
+        """This instance's next read of the agent's settings goes to the store (one that just
+        changed them answers with the new values; others may be ``CACHE_S`` behind)."""
+        with self._lock:
+            self._agents.pop(agent_id, None)
+
     def _agent(self, agent_id: str) -> AgentSettings | None:
         return self.store.get_agent(agent_id)
 

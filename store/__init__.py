@@ -2,6 +2,7 @@
 (docs/architecture.md, "Tables")."""
 
 from store.db import make_engine, make_sessionmaker
+from store.listing import SessionListing
 from store.records import (
     AgentSettings,
     AppliedCompaction,
@@ -28,6 +29,7 @@ __all__ = [
     "RunOrigin",
     "RunRecord",
     "SessionInfo",
+    "SessionListing",
     "Store",
     "StoredMessage",
     "SummaryWrite",

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from compaction.errors import InvalidRequest
+from compaction.errors import Conflict, InvalidRequest, NotFound
 from store.db import Repository, read_session, write_session
 from store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
 from store.records import ChannelConfig
@@ -82,7 +82,7 @@ def _set_default(session: Session, channel_id: int) -> None:
 
 
 def find_channel(session: Session, ref: ChannelRef) -> ModelChannel:
-    """The channel ``ref`` names, or ``invalid_request``."""
+    """The channel ``ref`` names, or ``NotFound``."""
     row = None
     if isinstance(ref, str):
         row = session.scalar(select(ModelChannel).where(ModelChannel.name == ref))
@@ -92,7 +92,7 @@ def find_channel(session: Session, ref: ChannelRef) -> ModelChannel:
     if isinstance(ref, int):
         row = session.get(ModelChannel, ref)
     if row is None:
-        raise InvalidRequest(f"no channel {ref!r}")
+        raise NotFound(f"no channel {ref!r}")
     return row
 
 
@@ -106,7 +106,7 @@ def _check_fields(provider: str | None, api_key: str | None, api_key_env: str | 
 def _check_name(session: Session, name: str, row: ModelChannel | None = None) -> None:
     found = session.scalar(select(ModelChannel.id).where(ModelChannel.name == name))
     if found is not None and (row is None or found != row.id):
-        raise InvalidRequest(f"a channel named {name!r} exists already")
+        raise Conflict(f"a channel named {name!r} exists already")
 
 
 def _names(agents: list[str]) -> str:
@@ -142,7 +142,7 @@ class _Use:
             (True, True): "there is no default auxiliary channel until one is set, so the "
             "agents have none",
         }[bool(self.agents), self.is_default]
-        raise InvalidRequest(
+        raise Conflict(
             f"channel {self.row.name!r} {refused}: {' and '.join(uses)} "
             f"(--force {forced} anyway; {after})"
         )

@@ -18,6 +18,7 @@ from store.auxiliary import Auxiliary
 from store.channels import Channels
 from store.compactions import Compactions
 from store.history import History
+from store.listing import Listing
 from store.runs import RunLog
 from store.sessions import Sessions
 
@@ -48,6 +49,7 @@ class Store:
         self.channels = Channels(factory)
         self.auxiliary = Auxiliary(factory)
         self.agents = Agents(factory)
+        self.listing = Listing(factory)
 
     create_agent = _Via("sessions", Sessions.create_agent)
     create_session = _Via("sessions", Sessions.create_session)
@@ -63,6 +65,7 @@ class Store:
     append_event = _Via("compactions", Compactions.append_event)
 
     runs = _Via("run_log", RunLog.runs)
+    get_run = _Via("run_log", RunLog.get_run)
     recent_run_tokens = _Via("run_log", RunLog.recent_run_tokens)
     restore = _Via("run_log", RunLog.restore)
     compaction_counts = _Via("run_log", RunLog.compaction_counts)
@@ -80,3 +83,6 @@ class Store:
 
     set_agent = _Via("agents", Agents.set_agent)
     get_agent = _Via("agents", Agents.get_agent)
+
+    list_sessions = _Via("listing", Listing.list_sessions)
+    list_agents = _Via("listing", Listing.list_agents)

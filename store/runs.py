@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from compaction.errors import InvalidRequest, SessionNotFound
+from compaction.errors import InvalidRequest, NotFound, SessionNotFound
 from store.compactions import _event_row
 from store.db import Repository, read_session, write_session
 from store.history import require_session
@@ -102,7 +102,7 @@ class RunLog(Repository):
         with write_session(self.factory) as session:
             run = session.get(CompactionRun, run_id)
             if run is None:
-                raise InvalidRequest(f"compaction run {run_id} not found")
+                raise NotFound(f"compaction run {run_id} not found")
             chat = _lock_session(session, run.session_id)
             latest = session.scalar(
                 select(func.max(CompactionRun.id)).where(
@@ -117,6 +117,13 @@ class RunLog(Repository):
             _undo(session, run)
             chat.compaction_version += 1  # a worker holding the old version must not write
             session.flush()
+            return _record(run)
+
+    def get_run(self, run_id: int) -> RunRecord:
+        with read_session(self.factory) as session:
+            run = session.get(CompactionRun, run_id)
+            if run is None:
+                raise NotFound(f"compaction run {run_id} not found")
             return _record(run)
 
     def runs(self, session_id: str) -> list[RunRecord]:

@@ -24,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from compaction.contract import MAX_SESSION_ID, valid_session_id
-from compaction.errors import InvalidRequest, SessionNotFound
+from compaction.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
 from compaction.messages import Message
 from compaction.storable import check_storable
 from store.db import Repository, read_session, write_session
@@ -224,10 +224,10 @@ class Sessions(Repository):
         with write_session(self.factory) as session:
             if agent_id is not None and session.get(Agent, agent_id) is None:
                 if not add_missing_agent:
-                    raise InvalidRequest(f"agent {agent_id!r} not found")
+                    raise NotFound(f"agent {agent_id!r} not found")
                 _add_agent(session, agent_id)
             if session.get(ChatSession, session_id) is not None:
-                raise InvalidRequest(f"session {session_id!r} already exists")
+                raise Conflict(f"session {session_id!r} already exists")
             session.add(ChatSession(id=session_id, agent_id=agent_id, model=model))
             if parsed:
                 session.flush()  # the session row before its messages (the foreign key)

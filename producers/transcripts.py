@@ -1,0 +1,65 @@
+"""Storing a transcript, one set of rules for ``compaction import`` and the gateway's import
+(docs/architecture.md, "Tables"): an OpenAI-format list of messages, checked with the turn it
+continues, stored whole or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compaction.errors import InvalidRequest
+from compaction.formats import from_openai
+from compaction.messages import Message
+from compaction.validate import problems
+from store import Store, StoredMessage
+
+
+def parse_transcript(raw: object, source: str) -> list[Message]:
+    """Decoded JSON as messages; ``source`` names it in the refusal (a file, "the body")."""
+    if not isinstance(raw, list):
+        raise InvalidRequest(
+            f"{source} must hold a JSON list of messages, not a {type(raw).__name__}"
+        )
+    return from_openai(raw)
+
+
+def _open_turn(view: Sequence[StoredMessage]) -> list[Message]:
+    """The stored turn that new messages may continue: the last assistant call still waiting
+    for results, with the results it has."""
+    for index in range(len(view) - 1, -1, -1):
+        message = view[index].message
+        if message.role != "tool":
+            return [s.message for s in view[index:]] if message.tool_calls else []
+    return []
+
+
+def store_transcript(
+    store: Store,
+    messages: Sequence[Message],
+    *,
+    session_id: str | None = None,
+    agent_id: str | None = None,
+    model: str | None = None,
+    append: bool = True,
+    source: str = "the transcript",
+) -> str:
+    """Append ``messages`` to the session, or create it (with its agent, blank settings, if
+    missing) holding them; returns its id. ``append=False`` only creates: an existing session
+    is a ``Conflict``. Messages that would not make a valid conversation after the stored turn
+    they continue are refused, and nothing is stored."""
+    exists = append and session_id is not None and store.session_exists(session_id)
+    context = _open_turn(store.load_history(session_id)) if session_id and exists else []
+    broken = problems([*context, *messages], provider="openai")
+    if broken:
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise InvalidRequest(f"{source}: {broken[0]}{more}; nothing stored")
+    if session_id is not None and exists:
+        store.append_messages(session_id, list(messages))
+        return session_id
+    # the session, its agent and its rows in one transaction: a refusal stores nothing
+    return store.create_session(
+        session_id,
+        agent_id=agent_id,
+        model=model,
+        messages=list(messages),
+        add_missing_agent=True,
+    )

@@ -1,0 +1,59 @@
+"""Listings for a console or an API (docs/architecture.md, "Tables"): the sessions, newest
+first, each with the size of its compacted view, and the agents' ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+
+from store.db import Repository, read_session
+from store.history import not_event
+from store.models import Agent, ChatSession
+from store.models import Message as MessageRow
+
+#: a listing's largest page
+MAX_LISTED = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class SessionListing:
+    id: str
+    agent_id: str | None
+    model: str | None
+    created_at: datetime
+    #: rows of the compacted view (what the model gets), as ``load_history`` returns them
+    messages: int
+
+
+class Listing(Repository):
+    def list_sessions(self, limit: int = 100) -> list[SessionListing]:
+        """The ``limit`` newest sessions (at most ``MAX_LISTED``), newest first."""
+        visible = (
+            select(func.count())
+            .where(
+                MessageRow.session_id == ChatSession.id,
+                MessageRow.compacted_at.is_(None),
+                not_event(),
+            )
+            .correlate(ChatSession)
+            .scalar_subquery()
+        )
+        query = (
+            select(
+                ChatSession.id,
+                ChatSession.agent_id,
+                ChatSession.model,
+                ChatSession.created_at,
+                visible,
+            )
+            .order_by(ChatSession.created_at.desc(), ChatSession.id)
+            .limit(max(0, min(limit, MAX_LISTED)))
+        )
+        with read_session(self.factory) as session:
+            return [SessionListing(*row) for row in session.execute(query).all()]
+
+    def list_agents(self) -> list[str]:
+        with read_session(self.factory) as session:
+            return list(session.scalars(select(Agent.id).order_by(Agent.id)))
