@@ -1,0 +1,288 @@
+// The web console (docs/architecture.md, "The gateway"): plain ES modules, no build step.
+//
+// Stable data-testid hooks (for the browser tests; keep them when changing the markup):
+//   header:   lang-select (zh|en), settings-toggle (aria-expanded), connection-status
+//             (data-state="open"|"closed")
+//   sessions: session-list; session-item (data-session-id; class "current"),
+//             session-open (the button that opens it), session-figures ("{used}/{max} tokens ·
+//             compacted N times"), session-view-toggle (only on compacted sessions or one in
+//             the full view; data-view="display"|"full", aria-pressed), new-session,
+//             import-label + import-file (a file input: a JSON list of OpenAI messages, or
+//             {"messages": [...]}; creates a new session with them)
+//   main:     full-view-banner (sticky, only in the full view), banner-back (back to the
+//             compacted view), error-banner + error-dismiss, empty-hint, message-list
+//   messages: message (data-role, data-id; data-compacted="true" when compacted, with
+//             compacted-tag; pruned-tag; data-pending="true" while waiting for its reply,
+//             "failed" when refused, with pending-note), summary-message (a summary row,
+//             summary-tag), tool-call
+//   bubbles:  compaction-bubble (data-state="start"|"done"|"failed"|"skipped"|"restored",
+//             data-request-id), bubble-text, bubble-view-summary (opens the drawer),
+//             bubble-undo (restores the run), bubble-new-chat (a new session, same agent)
+//   drawer:   summary-drawer (hidden until opened), summary-content (Markdown, no raw HTML),
+//             drawer-close (Escape closes it too)
+//   bar:      context-bar (data-band="green"|"orange"|"red"|"compacting"|"none",
+//             data-percent, data-threshold), context-bar-fill, threshold-tick (title
+//             "Auto-compaction threshold 70%"), status-text (data-compacting), status-breakdown
+//             (hover text), compact-button
+//   input:    composer, message-input (Enter sends, Shift+Enter new line; "/compact [focus]"
+//             compacts), send-button
+//   settings: settings-panel; agent-settings, agent-id, agent-form, agent-aux-select ("" =
+//             inherit), agent-aux-effective, agent-strategy-select, agent-threshold (range
+//             30-95 step 5), agent-threshold-value, agent-threshold-inherit (checkbox),
+//             agent-threshold-effective, agent-protect-head ("" = inherit), agent-head-effective,
+//             agent-save, agent-save-status
+//   channels: channel-list, channel-item (data-channel-id, data-name) with channel-auxiliary-tag,
+//             channel-default-tag, channel-edit, channel-make-default, channel-remove (a
+//             refusal shows in channel-message, then a native confirm() offers force);
+//             channel-add, channel-form, channel-form-title, channel-name, channel-provider,
+//             channel-model, channel-base-url, channel-api-key (write-only), channel-auxiliary,
+//             channel-default, channel-save, channel-cancel, channel-form-error, channel-message
+//   token:    token-dialog, token-input, token-submit (shown when the API answers 401)
+
+import { api, sessionPath } from "./api.js";
+import { renderBar, statsFromContextStats } from "./bar.js";
+import { isEventRow, keepPending, openStarts, renderMessages } from "./bubbles.js";
+import { handleEvent, wireComposer } from "./chat.js";
+import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
+import { renderMarkdown } from "./markdown.js";
+import { createSession, fetchSessions, renderSessions, transcriptMessages } from "./sessions.js";
+import { loadSettings, renderSettings, wireSettings } from "./settings.js";
+import { SessionSocket } from "./socket.js";
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  sessions: [],
+  current: null,
+  views: new Map(), // session id -> "display" | "full"
+  stats: null,
+  compacting: new Set(), // request ids of the compactions running now
+  socket: null,
+  ticket: 0, // bumped on every switch: answers for an older session are dropped
+};
+
+const viewOf = (id) => state.views.get(id) || "display";
+const currentSession = () => state.sessions.find((s) => s.id === state.current);
+
+function showError(message) {
+  $("error-text").textContent = message;
+  $("error-banner").hidden = false;
+}
+
+function drawSessions() {
+  renderSessions(state.sessions, state.current, state.views, {
+    onOpen: (id) => openSession(id),
+    onToggle: (id) => toggleView(id),
+  });
+}
+
+async function refreshSessions() {
+  try {
+    state.sessions = await fetchSessions();
+  } catch (err) {
+    showError(err.message);
+  }
+  drawSessions();
+}
+
+async function loadHistory() {
+  const id = state.current;
+  const ticket = state.ticket;
+  const view = viewOf(id);
+  const data = await api(`${sessionPath(id)}/history?view=${view}`);
+  const rows = data.messages || [];
+  let runs = new Map();
+  if (rows.some((r) => isEventRow(r) && r.metadata.event === "failed")) {
+    const answer = await api(`${sessionPath(id)}/runs`);
+    runs = new Map((answer.runs || []).map((run) => [run.id, run]));
+  }
+  if (ticket !== state.ticket) return;
+  const list = $("messages");
+  const pending = [...list.querySelectorAll("[data-pending]")];
+  renderMessages(list, rows, runs);
+  keepPending(list, pending);
+  state.compacting = new Set(openStarts(list));
+  $("full-view-banner").hidden = view !== "full";
+  list.scrollTop = list.scrollHeight;
+}
+
+async function loadStats() {
+  const id = state.current;
+  const ticket = state.ticket;
+  const stats = await api(`${sessionPath(id)}/context-stats`);
+  if (ticket !== state.ticket) return;
+  state.stats = { ...statsFromContextStats(stats), current: state.stats?.current };
+  renderBar(state.stats, state.compacting.size > 0);
+}
+
+/** History, figures and list again (after a reconnect, a POSTed message, an undo). */
+async function reload() {
+  try {
+    await loadHistory();
+    await loadStats();
+  } catch (err) {
+    showError(err.message);
+  }
+  refreshSessions();
+}
+
+function updateSessionFigures(context) {
+  const session = currentSession();
+  if (!session) return;
+  for (const key of ["usedTokens", "maxTokens", "percent", "thresholdPercent", "compactions"]) {
+    if (context[key] !== undefined && context[key] !== null) session[key] = context[key];
+  }
+  drawSessions();
+}
+
+const ctx = {
+  state,
+  showError,
+  reload,
+  updateSessionFigures,
+  refreshFigures: () => {
+    loadStats().catch((err) => showError(err.message));
+    refreshSessions();
+  },
+};
+
+function drawConnection() {
+  const node = $("connection-status");
+  if (state.socket) node.textContent = t(node.dataset.state === "open" ? "connected" : "reconnecting");
+}
+
+function connect(id) {
+  state.socket?.close();
+  state.socket = new SessionSocket(id, {
+    onEvent: (event) => handleEvent(ctx, event),
+    onState: (open) => {
+      $("connection-status").dataset.state = open ? "open" : "closed";
+      drawConnection();
+    },
+    onReconnect: () => reload(), // events may have been missed while it was away
+  });
+}
+
+async function openSession(id, { keepView = false } = {}) {
+  const switched = id !== state.current;
+  state.current = id;
+  state.ticket += 1;
+  if (switched) {
+    state.stats = null;
+    state.compacting = new Set();
+    $("messages").replaceChildren();
+    if (!keepView) state.views.delete(id);
+    history.replaceState(null, "", `#session=${encodeURIComponent(id)}`);
+    connect(id);
+  }
+  $("empty-hint").hidden = true;
+  $("composer-wrap").hidden = false;
+  drawSessions();
+  await reload();
+  if (!$("settings-panel").hidden) await loadSettings(currentSession()?.agentId ?? null);
+}
+
+function toggleView(id) {
+  state.views.set(id, viewOf(id) === "full" ? "display" : "full");
+  openSession(id, { keepView: true });
+}
+
+async function newSession(body = {}) {
+  try {
+    const agentId = currentSession()?.agentId;
+    const id = await createSession(agentId && !body.agentId ? { agentId, ...body } : body);
+    await refreshSessions();
+    await openSession(id);
+  } catch (err) {
+    showError(err.message);
+  }
+}
+
+async function importTranscript(file) {
+  try {
+    const messages = transcriptMessages(await file.text());
+    await newSession({ messages });
+  } catch (err) {
+    showError(t("importFailed", { error: err.message }));
+  }
+}
+
+async function openSummary(summaryId) {
+  const body = $("summary-content");
+  body.replaceChildren();
+  $("summary-drawer").hidden = false;
+  $("drawer-close").focus();
+  try {
+    const data = await api(`${sessionPath(state.current)}/history?view=full`);
+    const row = (data.messages || []).find((r) => String(r.id) === String(summaryId));
+    if (row) body.innerHTML = renderMarkdown(row.content);
+    else body.textContent = t("summaryMissing");
+  } catch (err) {
+    body.textContent = err.message;
+  }
+}
+
+async function undo(runId) {
+  try {
+    await api(`/api/runs/${encodeURIComponent(runId)}/restore`, { method: "POST" });
+  } catch (err) {
+    showError(err.message);
+  }
+  await reload();
+}
+
+function onListClick(event) {
+  const button = event.target.closest("[data-action]");
+  if (!button) return;
+  if (button.dataset.action === "view-summary") openSummary(button.dataset.summaryId);
+  else if (button.dataset.action === "new-chat") newSession();
+  else if (button.dataset.action === "undo") undo(button.dataset.runId);
+}
+
+function toggleSettings() {
+  const panel = $("settings-panel");
+  panel.hidden = !panel.hidden;
+  $("settings-toggle").setAttribute("aria-expanded", String(!panel.hidden));
+  if (!panel.hidden) loadSettings(currentSession()?.agentId ?? null);
+}
+
+function wire() {
+  $("lang-select").value = getLang();
+  $("lang-select").addEventListener("change", (e) => setLang(e.target.value));
+  $("settings-toggle").addEventListener("click", toggleSettings);
+  $("new-session").addEventListener("click", () => newSession());
+  $("import-file").addEventListener("change", (event) => {
+    const file = event.target.files[0];
+    event.target.value = "";
+    if (file) importTranscript(file);
+  });
+  $("messages").addEventListener("click", onListClick);
+  $("banner-back").addEventListener("click", () => toggleView(state.current));
+  $("error-dismiss").addEventListener("click", () => ($("error-banner").hidden = true));
+  $("drawer-close").addEventListener("click", () => ($("summary-drawer").hidden = true));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") $("summary-drawer").hidden = true;
+  });
+  wireComposer(ctx);
+  wireSettings(() => ctx.refreshFigures());
+  onLangChange(() => {
+    $("lang-select").value = getLang();
+    drawSessions();
+    drawConnection();
+    renderBar(state.stats, state.compacting.size > 0);
+    renderSettings();
+    if (state.current) reload();
+  });
+}
+
+async function start() {
+  applyStatic();
+  wire();
+  renderBar(null, false);
+  await refreshSessions();
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
+  const first = state.sessions.find((s) => s.id === wanted) || state.sessions[0];
+  if (first) await openSession(first.id);
+}
+
+start();

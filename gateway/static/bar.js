@@ -1,0 +1,118 @@
+// The context bar above the input (3px: green to the threshold, orange to 90%, red with a
+// pulse above, blue and moving while a compaction runs), its threshold tick, and the status
+// line with the token breakdown on hover.
+
+import { num, t } from "./i18n.js";
+
+const $ = (id) => document.getElementById(id);
+
+/** The colour band for `percent` with the threshold at `threshold` (both 0–100). */
+export function band(percent, threshold) {
+  if (percent > 90) return "red";
+  if (percent > threshold) return "orange";
+  return "green";
+}
+
+/** The figures the bar shows, merged from context-stats (on load) and token_update events. */
+export function statsFromContextStats(stats) {
+  return {
+    usedTokens: stats.usedTokens,
+    maxTokens: stats.maxTokens,
+    percent: stats.percent,
+    thresholdPercent: stats.thresholdPercent,
+    compactions: stats.compactions ?? 0,
+    tokensByRole: stats.tokensByRole || {},
+    tokensBySegment: stats.tokensBySegment || {},
+  };
+}
+
+export function mergeTokenUpdate(previous, event) {
+  const context = event.context || {};
+  return {
+    ...(previous || {}),
+    usedTokens: context.usedTokens,
+    maxTokens: context.maxTokens,
+    percent: context.percent,
+    thresholdPercent: context.thresholdPercent,
+    compactions: context.compactions ?? previous?.compactions ?? 0,
+    current: event.current || previous?.current,
+  };
+}
+
+function breakdownRows(stats) {
+  const role = stats.tokensByRole || {};
+  const segment = stats.tokensBySegment || {};
+  const rows = [
+    [t("bdInput"), role.user],
+    [t("bdOutput"), role.assistant],
+    [t("bdTool"), role.tool],
+    [t("bdSystem"), role.system],
+    [t("bdConversation"), segment.conversation],
+    [t("bdToolLoop"), segment.tool_loop],
+  ].filter(([, value]) => value !== undefined);
+  const lines = rows.map(([label, value]) => `${label}: ${num(value)}`);
+  const current = stats.current;
+  if (current && current.totalTokens) {
+    lines.push(
+      t("bdLastCall", {
+        i: num(current.inputTokens),
+        o: num(current.outputTokens),
+        total: num(current.totalTokens),
+      }),
+    );
+  }
+  return lines;
+}
+
+function renderBreakdown(stats) {
+  const box = $("status-breakdown");
+  box.replaceChildren();
+  const title = document.createElement("strong");
+  title.textContent = t("breakdownTitle");
+  box.append(title);
+  const lines = breakdownRows(stats);
+  for (const line of lines) {
+    const row = document.createElement("div");
+    row.textContent = line;
+    box.append(row);
+  }
+  $("status-text").title = [t("breakdownTitle"), ...lines].join("\n");
+}
+
+/** Draws the bar and the status line; `stats` null means no session is open. */
+export function renderBar(stats, compacting) {
+  const bar = $("context-bar");
+  const fill = $("context-bar-fill");
+  const tick = $("threshold-tick");
+  const text = $("status-text");
+  const compact = $("compact-button");
+  compact.disabled = !stats;
+  if (!stats) {
+    bar.dataset.band = "none";
+    fill.style.width = "0%";
+    tick.hidden = true;
+    text.textContent = "";
+    return;
+  }
+  const percent = Math.max(0, Number(stats.percent) || 0);
+  const threshold = Number(stats.thresholdPercent) || 0;
+  bar.dataset.band = compacting ? "compacting" : band(percent, threshold);
+  bar.dataset.percent = String(percent);
+  bar.dataset.threshold = String(threshold);
+  bar.setAttribute("aria-valuenow", String(Math.round(percent)));
+  fill.style.width = compacting ? "100%" : `${Math.min(percent, 100)}%`;
+  tick.hidden = false;
+  tick.style.left = `${threshold}%`;
+  tick.title = t("thresholdTick", { t: threshold });
+  tick.setAttribute("aria-label", tick.title);
+  text.dataset.compacting = compacting ? "true" : "false";
+  text.textContent = compacting
+    ? t("statusCompacting")
+    : t("status", {
+        used: num(stats.usedTokens),
+        max: num(stats.maxTokens),
+        t: threshold,
+        n: stats.compactions ?? 0,
+      });
+  renderBreakdown(stats);
+}

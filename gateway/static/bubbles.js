@@ -1,0 +1,252 @@
+// The message list: history rows as messages, compaction-event rows and live events as
+// bubbles (seed §8.3), compacted rows marked in the full view, pending messages until their
+// reply. Buttons inside carry data-action; app.js handles them (one listener on the list).
+
+import { has, t } from "./i18n.js";
+import { renderMarkdown } from "./markdown.js";
+
+const EVENT_TYPE = "compaction_event";
+
+function el(tag, attrs = {}, text) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== undefined && value !== null) node.setAttribute(key, value);
+  }
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function action(name, label, data = {}) {
+  const button = el("button", { type: "button", class: "link", "data-action": name }, label);
+  button.dataset.testid = `bubble-${name}`;
+  for (const [key, value] of Object.entries(data)) button.dataset[key] = String(value);
+  return button;
+}
+
+export const isEventRow = (row) => row.metadata?.systemType === EVENT_TYPE;
+
+function savedPercent(before, after) {
+  return before ? Math.round((1 - after / before) * 100) : 0;
+}
+
+/**
+ * A compaction bubble. `info`: {state: start|done|failed|skipped|restored, requestId,
+ * removedCount, prunedCount, tokensBefore, tokensAfter, summaryMessageId, runId, error, code,
+ * restoredMessages}.
+ */
+export function eventBubble(info) {
+  const box = el("div", {
+    class: `bubble bubble-${info.state}`,
+    "data-testid": "compaction-bubble",
+    "data-state": info.state,
+    "data-request-id": info.requestId || "",
+    role: info.state === "failed" ? "alert" : "status",
+  });
+  const text = el("span", { class: "bubble-text", "data-testid": "bubble-text" });
+  box.append(text);
+  if (info.state === "start") {
+    box.prepend(el("span", { class: "spinner", "aria-hidden": "true" }));
+    text.textContent = t("bubbleStart");
+  } else if (info.state === "done") {
+    let line = t("bubbleDone", {
+      n: info.removedCount ?? 0,
+      p: savedPercent(info.tokensBefore, info.tokensAfter),
+    });
+    if (info.prunedCount) line += t("bubblePruned", { n: info.prunedCount });
+    text.textContent = line;
+    if (info.summaryMessageId) {
+      box.append(action("view-summary", t("viewSummary"), { summaryId: info.summaryMessageId }));
+    }
+    if (info.runId) box.append(action("undo", t("undo"), { runId: info.runId }));
+  } else if (info.state === "failed") {
+    text.textContent = `${t("bubbleFailed", { error: info.error || info.code || "?" })} `;
+    box.append(el("span", {}, `${t("bubbleFailedTail")} `), action("new-chat", t("newChat")));
+  } else if (info.state === "skipped") {
+    const key = `skip_${info.code}`;
+    text.textContent = has(key) ? t(key) : t("bubbleSkipped", { code: info.code });
+  } else if (info.state === "restored") {
+    text.textContent = t("bubbleRestored", { n: info.restoredMessages ?? 0 });
+  }
+  return box;
+}
+
+/** A live wire event as bubble info (null: not a compaction bubble). */
+export function infoFromEvent(event) {
+  const states = {
+    compaction_start: "start",
+    compaction_done: "done",
+    compaction_failed: "failed",
+    compaction_skipped: "skipped",
+  };
+  const state = states[event.type];
+  return state ? { ...event, state } : null;
+}
+
+function infoFromRow(row, runs) {
+  const meta = row.metadata || {};
+  const info = { ...meta, state: meta.event };
+  if (meta.event === "failed") {
+    info.error = runs.get(meta.runId)?.error || row.content;
+  }
+  return info;
+}
+
+function toolCalls(row) {
+  const box = el("div", { class: "tool-calls" });
+  for (const call of row.tool_calls || []) {
+    const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+    const line = el("div", { class: "tool-call", "data-testid": "tool-call" });
+    line.append(el("span", { class: "tag" }, t("toolCall")), el("code", {}, `${call.name}(${args})`));
+    box.append(line);
+  }
+  return box;
+}
+
+function tag(key, testid) {
+  return el("span", { class: `tag tag-${key}`, "data-testid": testid }, t(key));
+}
+
+/** A history row (not an event row) as a message element. */
+export function messageElement(row) {
+  const node = el("article", {
+    class: `msg msg-${row.role}`,
+    "data-testid": row.is_compaction_summary ? "summary-message" : "message",
+    "data-role": row.role,
+    "data-id": row.id ?? "",
+  });
+  const head = el("header", { class: "msg-head" });
+  head.append(el("span", { class: "role" }, t(row.role === "user" ? "you" : row.role)));
+  if (row.compacted_at) {
+    node.classList.add("compacted");
+    node.dataset.compacted = "true";
+    const restored = row.is_compaction_summary && row.metadata?.restoredByRunId;
+    head.append(tag(restored ? "restoredTag" : "compactedTag", "compacted-tag"));
+  }
+  if (row.pruned_at) head.append(tag("prunedTag", "pruned-tag"));
+  node.append(head);
+  const body = el("div", { class: "msg-body" });
+  if (row.is_compaction_summary) {
+    head.append(tag("summaryTag", "summary-tag"));
+    const details = el("details", { class: "summary-card" });
+    details.append(el("summary", {}, t("summaryCard")));
+    const content = el("div", { class: "markdown" });
+    content.innerHTML = renderMarkdown(row.content);
+    details.append(content);
+    body.append(details);
+  } else if (row.role === "tool") {
+    const details = el("details", {});
+    details.append(el("summary", {}, `${t("toolResult")} ${row.tool_call_id || ""}`));
+    details.append(el("pre", { class: "tool-output" }, row.content));
+    body.append(details);
+  } else if (row.role === "assistant") {
+    const content = el("div", { class: "markdown" });
+    content.innerHTML = renderMarkdown(row.content);
+    body.append(content);
+  } else {
+    body.append(el("div", { class: "plain" }, row.content));
+  }
+  if (row.tool_calls?.length) body.append(toolCalls(row));
+  node.append(body);
+  return node;
+}
+
+/** The whole list from history rows; a start row is hidden once its run ended. */
+export function renderMessages(container, rows, runs = new Map()) {
+  const ended = new Set(
+    rows
+      .filter((r) => isEventRow(r) && ["done", "failed"].includes(r.metadata.event))
+      .map((r) => r.metadata.requestId)
+      .filter(Boolean),
+  );
+  const nodes = [];
+  for (const row of rows) {
+    if (!isEventRow(row)) {
+      nodes.push(messageElement(row));
+      continue;
+    }
+    const meta = row.metadata;
+    if (meta.event === "start" && ended.has(meta.requestId)) continue;
+    const bubble = eventBubble(infoFromRow(row, runs));
+    bubble.dataset.id = row.id;
+    nodes.push(bubble);
+  }
+  container.replaceChildren(...nodes);
+}
+
+/** The start rows still open after a load (their compaction is running now). */
+export function openStarts(container) {
+  return [...container.querySelectorAll('[data-testid="compaction-bubble"][data-state="start"]')]
+    .map((b) => b.dataset.requestId)
+    .filter(Boolean);
+}
+
+/** A live event: replaces the bubble of its request, else goes at the end. */
+export function placeEvent(container, info) {
+  const bubble = eventBubble(info);
+  const sameRequest = info.requestId
+    ? container.querySelector(`[data-testid="compaction-bubble"][data-request-id="${CSS.escape(info.requestId)}"]`)
+    : null;
+  const anyStart = container.querySelector('[data-testid="compaction-bubble"][data-state="start"]');
+  const target = sameRequest || (info.state !== "skipped" && info.state !== "start" ? anyStart : null);
+  if (target) target.replaceWith(bubble);
+  else container.append(bubble);
+  return bubble;
+}
+
+// Pending messages: shown at once, bound to their stored row when it comes back, resolved by
+// the reply (a message sent during a compaction waits on the server until it ends).
+
+export function appendPending(container, content) {
+  const node = messageElement({ role: "user", content });
+  node.dataset.pending = "true";
+  const note = el("span", { class: "pending-note", "data-testid": "pending-note" }, t("pending"));
+  node.querySelector(".msg-head").append(note);
+  container.append(node);
+  return node;
+}
+
+/** A stored user row: binds the first unbound pending message with that content. */
+export function bindPending(container, row) {
+  for (const node of container.querySelectorAll('[data-pending="true"]')) {
+    if (!node.dataset.id && node.querySelector(".plain")?.textContent === row.content) {
+      node.dataset.id = row.id;
+      return true;
+    }
+  }
+  return false;
+}
+
+function oldestPending(container) {
+  return container.querySelector('[data-pending="true"]');
+}
+
+export function resolvePending(container) {
+  const node = oldestPending(container);
+  if (!node) return;
+  delete node.dataset.pending;
+  node.querySelector(".pending-note")?.remove();
+}
+
+export function failPending(container, message) {
+  const node = oldestPending(container);
+  if (!node) return;
+  node.dataset.pending = "failed";
+  const note = node.querySelector(".pending-note");
+  note.textContent = t("sendFailed", { error: message });
+  note.classList.add("error");
+}
+
+/** After the list was redrawn: pending messages stay pending (on their stored row once it
+ * is in the history, else at the end). */
+export function keepPending(container, nodes) {
+  for (const node of nodes) {
+    const id = node.dataset.id;
+    const stored = id ? container.querySelector(`[data-id="${CSS.escape(id)}"]`) : null;
+    if (stored) {
+      stored.dataset.pending = node.dataset.pending;
+      stored.querySelector(".msg-head").append(node.querySelector(".pending-note"));
+    } else {
+      container.append(node);
+    }
+  }
+}

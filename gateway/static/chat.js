@@ -1,0 +1,132 @@
+// The input box and the live events: `/compact [focus]` is a command (seed §8.2), anything
+// else a message; events from the session's socket update the bubbles, the bar and pending
+// messages. `ctx` is the page's state and the few things app.js does for it.
+
+import { api, sessionPath } from "./api.js";
+import { renderBar, mergeTokenUpdate } from "./bar.js";
+import {
+  appendPending,
+  bindPending,
+  failPending,
+  infoFromEvent,
+  messageElement,
+  placeEvent,
+  resolvePending,
+} from "./bubbles.js";
+
+const $ = (id) => document.getElementById(id);
+
+/** `{command: "compact", focus}` for `/compact` or `/compact <focus>`; null for a message. */
+export function parseSlashCommand(raw) {
+  const match = String(raw).trim().match(/^\/compact(?:\s+([\s\S]*))?$/);
+  if (!match) return null;
+  const focus = (match[1] || "").trim();
+  return { command: "compact", focus: focus || null };
+}
+
+function scrollToEnd(force = false) {
+  const list = $("messages");
+  const near = list.scrollHeight - list.scrollTop - list.clientHeight < 160;
+  if (force || near) list.scrollTop = list.scrollHeight;
+}
+
+/** /compact over the socket, else POST .../compact. */
+export async function requestCompact(ctx, focus) {
+  const id = ctx.state.current;
+  if (!id) return;
+  const payload = focus ? { type: "compact", focus } : { type: "compact" };
+  if (ctx.state.socket?.send(payload)) return;
+  try {
+    await api(`${sessionPath(id)}/compact`, { method: "POST", body: focus ? { focus } : {} });
+  } catch (err) {
+    ctx.showError(err.message);
+  }
+}
+
+async function sendMessage(ctx, content) {
+  const id = ctx.state.current;
+  appendPending($("messages"), content);
+  scrollToEnd(true);
+  if (ctx.state.socket?.send({ type: "message", content })) return;
+  try {
+    await api(`${sessionPath(id)}/messages`, { method: "POST", body: { content } });
+    if (ctx.state.current !== id) return;
+    resolvePending($("messages"));
+    await ctx.reload();
+  } catch (err) {
+    failPending($("messages"), err.message);
+    ctx.showError(err.message);
+  }
+}
+
+/** The composer's submit: a command or a message; the input is cleared either way. */
+export async function submitInput(ctx) {
+  const input = $("input");
+  const raw = input.value;
+  if (!raw.trim() || !ctx.state.current) return;
+  input.value = "";
+  const command = parseSlashCommand(raw);
+  if (command) await requestCompact(ctx, command.focus);
+  else await sendMessage(ctx, raw.trim());
+}
+
+function onMessage(ctx, row) {
+  const list = $("messages");
+  if (row.id != null && list.querySelector(`[data-id="${CSS.escape(String(row.id))}"]`)) return;
+  if (row.role === "user" && bindPending(list, row)) return;
+  if (row.role === "assistant") resolvePending(list);
+  list.append(messageElement(row));
+  scrollToEnd();
+}
+
+function onCompaction(ctx, event, info) {
+  const { state } = ctx;
+  // A skip never ends a running compaction (it names a request that did not start).
+  if (info.state === "start") state.compacting.add(event.requestId || "?");
+  else if (info.state !== "skipped") {
+    const known = state.compacting.delete(event.requestId) || state.compacting.delete("?");
+    if (!known) state.compacting.clear(); // started before this page listened
+  }
+  // auto skips happen on every busy turn; only a skip the user asked for is shown
+  if (info.state !== "skipped" || event.reason !== "auto") {
+    placeEvent($("messages"), info);
+    scrollToEnd();
+  }
+  renderBar(state.stats, state.compacting.size > 0);
+  if (info.state === "done" || info.state === "failed") ctx.refreshFigures();
+}
+
+/** One server frame from the session's socket. */
+export function handleEvent(ctx, event) {
+  const { state } = ctx;
+  if (event.sessionId && event.sessionId !== state.current) return;
+  if (event.type === "message" && event.message) {
+    onMessage(ctx, event.message);
+  } else if (event.type === "token_update") {
+    state.stats = mergeTokenUpdate(state.stats, event);
+    renderBar(state.stats, state.compacting.size > 0);
+    ctx.updateSessionFigures(event.context || {});
+  } else if (event.type === "error") {
+    const message = event.error?.message || event.error?.code || "error";
+    failPending($("messages"), message);
+    ctx.showError(message);
+  } else {
+    const info = infoFromEvent(event);
+    if (info) onCompaction(ctx, event, info);
+  }
+}
+
+export function wireComposer(ctx) {
+  const input = $("input");
+  $("composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    submitInput(ctx);
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submitInput(ctx);
+    }
+  });
+  $("compact-button").addEventListener("click", () => requestCompact(ctx, null));
+}

@@ -1,0 +1,274 @@
+// The console's strings in Chinese and English: follows navigator.language, switchable in
+// the header, the choice remembered in localStorage ("compaction.lang").
+
+const STRINGS = {
+  zh: {
+    title: "上下文压缩控制台",
+    sessions: "会话",
+    newSession: "新会话",
+    importTranscript: "导入对话记录",
+    noSessions: "还没有会话",
+    noSession: "请选择或新建一个会话",
+    sessionTokens: "{used}/{max} tokens",
+    sessionCompactions: "已压缩 {n} 次",
+    toFull: "查看完整历史",
+    toCompacted: "切换回压缩视图",
+    fullBanner: "当前显示完整历史（含已压缩消息）",
+    compactedTag: "已压缩",
+    prunedTag: "工具输出已裁剪",
+    summaryTag: "压缩摘要",
+    restoredTag: "已撤销的摘要",
+    summaryCard: "之前对话的摘要",
+    toolCall: "调用工具",
+    toolResult: "工具结果",
+    pending: "等待回复…",
+    sendFailed: "发送失败：{error}",
+    placeholder: "输入消息，或 /compact [重点] 手动压缩（Enter 发送，Shift+Enter 换行）",
+    send: "发送",
+    compactButton: "/compact",
+    compactTitle: "手动压缩当前会话的上下文",
+    status: "{used}/{max} tokens · 阈值 {t}% · 已压缩 {n} 次",
+    statusCompacting: "正在压缩上下文...",
+    thresholdTick: "自动压缩阈值 {t}%",
+    breakdownTitle: "Token 分解（估算）",
+    bdInput: "输入（用户）",
+    bdOutput: "输出（助手）",
+    bdTool: "工具",
+    bdSystem: "系统",
+    bdConversation: "对话",
+    bdToolLoop: "工具循环",
+    bdLastCall: "上次调用：输入 {i} · 输出 {o} · 共 {total}",
+    bubbleStart: "正在压缩上下文...",
+    bubbleDone: "上下文已压缩 · 移除 {n} 条消息 · 节省 {p}% token",
+    bubblePruned: "，裁剪 {n} 条工具输出",
+    viewSummary: "查看摘要",
+    undo: "撤销",
+    bubbleFailed: "压缩失败：{error}",
+    bubbleFailedTail: "可继续原对话或",
+    newChat: "开新对话",
+    bubbleSkipped: "未压缩（{code}）",
+    skip_already_pending: "已有压缩在排队，将随它一起完成",
+    skip_lock_held: "另一次压缩正在进行",
+    skip_nothing_to_compact: "没有可压缩的内容",
+    skip_below_threshold: "上下文未超过阈值，无需压缩",
+    skip_suppressed: "刚刚压缩过，暂不重复",
+    bubbleRestored: "已撤销压缩 · 恢复 {n} 条消息",
+    drawerTitle: "压缩摘要",
+    close: "关闭",
+    summaryMissing: "找不到这条摘要（可能已被撤销）。",
+    settings: "设置",
+    agentSection: "Agent 上下文压缩",
+    noAgent: "当前会话没有 Agent。",
+    auxModel: "辅助模型",
+    auxInherit: "继承全局默认",
+    auxNotAux: "（不是辅助渠道）",
+    strategy: "压缩策略",
+    strategyLossy: "lossy（有损摘要）",
+    strategyMore: "更多策略开发中",
+    threshold: "触发阈值",
+    protectHead: "保护头部消息数",
+    inherit: "继承（留空）",
+    effective: "生效：{v}（{src}）",
+    srcAgent: "Agent 自身",
+    srcSystem: "系统设置 {s}",
+    srcDefault: "默认渠道",
+    srcNone: "无：压缩会失败（no_auxiliary_model）",
+    save: "保存",
+    saved: "已保存",
+    channels: "模型渠道",
+    noChannels: "还没有渠道",
+    addChannel: "添加渠道",
+    editChannel: "编辑渠道 {name}",
+    name: "名称",
+    provider: "提供方",
+    model: "模型",
+    baseUrl: "Base URL",
+    apiKey: "API Key",
+    apiKeyKeep: "已保存 {mask}，留空不变",
+    auxiliary: "可作为辅助模型",
+    isDefault: "设为默认辅助渠道",
+    defaultTag: "默认",
+    auxTag: "辅助",
+    edit: "编辑",
+    makeDefault: "设为默认",
+    remove: "删除",
+    cancel: "取消",
+    forceRemove: "服务器拒绝删除：\n{error}\n\n仍要强制删除吗？",
+    removed: "已删除渠道 {name}",
+    tokenTitle: "需要网关令牌",
+    tokenHelp: "网关要求访问令牌（COMPACTION_GATEWAY_TOKEN）。它只保存在本浏览器中。",
+    tokenLabel: "令牌",
+    ok: "确定",
+    connected: "已连接",
+    reconnecting: "重连中…",
+    language: "语言",
+    importFailed: "导入失败：{error}",
+    imported: "已导入 {n} 条消息",
+    you: "你",
+    assistant: "助手",
+    system: "系统",
+    tool: "工具",
+  },
+  en: {
+    title: "Context compaction console",
+    sessions: "Sessions",
+    newSession: "New session",
+    importTranscript: "Import transcript",
+    noSessions: "No sessions yet",
+    noSession: "Pick or create a session",
+    sessionTokens: "{used}/{max} tokens",
+    sessionCompactions: "compacted {n} times",
+    toFull: "Show the full history",
+    toCompacted: "Switch back to the compacted view",
+    fullBanner: "Showing the full history (compacted messages included)",
+    compactedTag: "compacted",
+    prunedTag: "tool output pruned",
+    summaryTag: "compaction summary",
+    restoredTag: "undone summary",
+    summaryCard: "Summary of the earlier conversation",
+    toolCall: "tool call",
+    toolResult: "tool result",
+    pending: "waiting for the reply…",
+    sendFailed: "Not sent: {error}",
+    placeholder: "Type a message, or /compact [focus] to compact (Enter sends, Shift+Enter new line)",
+    send: "Send",
+    compactButton: "/compact",
+    compactTitle: "Compact this session's context now",
+    status: "{used}/{max} tokens · threshold {t}% · compacted {n} times",
+    statusCompacting: "Compacting context...",
+    thresholdTick: "Auto-compaction threshold {t}%",
+    breakdownTitle: "Token breakdown (estimated)",
+    bdInput: "input (user)",
+    bdOutput: "output (assistant)",
+    bdTool: "tool",
+    bdSystem: "system",
+    bdConversation: "conversation",
+    bdToolLoop: "tool loop",
+    bdLastCall: "last call: input {i} · output {o} · total {total}",
+    bubbleStart: "Compacting context...",
+    bubbleDone: "Context compacted · {n} messages removed · {p}% tokens saved",
+    bubblePruned: ", {n} tool outputs pruned",
+    viewSummary: "View summary",
+    undo: "Undo",
+    bubbleFailed: "Compaction failed: {error}",
+    bubbleFailedTail: "You can continue this conversation or",
+    newChat: "start a new one",
+    bubbleSkipped: "Not compacted ({code})",
+    skip_already_pending: "A compaction is already queued; this one joins it",
+    skip_lock_held: "Another compaction is running",
+    skip_nothing_to_compact: "Nothing to compact",
+    skip_below_threshold: "Below the threshold: nothing to do",
+    skip_suppressed: "Compacted a moment ago: not again yet",
+    bubbleRestored: "Compaction undone · {n} messages restored",
+    drawerTitle: "Compaction summary",
+    close: "Close",
+    summaryMissing: "This summary is gone (the compaction may have been undone).",
+    settings: "Settings",
+    agentSection: "Agent context compaction",
+    noAgent: "This session has no agent.",
+    auxModel: "Auxiliary model",
+    auxInherit: "Inherit the global default",
+    auxNotAux: " (not an auxiliary channel)",
+    strategy: "Strategy",
+    strategyLossy: "lossy (summary)",
+    strategyMore: "more strategies in development",
+    threshold: "Threshold",
+    protectHead: "Protected head messages",
+    inherit: "Inherit (blank)",
+    effective: "Effective: {v} ({src})",
+    srcAgent: "the agent's own",
+    srcSystem: "system setting {s}",
+    srcDefault: "the default channel",
+    srcNone: "none: compaction fails (no_auxiliary_model)",
+    save: "Save",
+    saved: "Saved",
+    channels: "Model channels",
+    noChannels: "No channels yet",
+    addChannel: "Add a channel",
+    editChannel: "Edit channel {name}",
+    name: "Name",
+    provider: "Provider",
+    model: "Model",
+    baseUrl: "Base URL",
+    apiKey: "API key",
+    apiKeyKeep: "saved {mask}; leave blank to keep",
+    auxiliary: "Can be an auxiliary model",
+    isDefault: "Make it the default auxiliary channel",
+    defaultTag: "default",
+    auxTag: "auxiliary",
+    edit: "Edit",
+    makeDefault: "Make default",
+    remove: "Remove",
+    cancel: "Cancel",
+    forceRemove: "The server refused:\n{error}\n\nRemove it anyway?",
+    removed: "Channel {name} removed",
+    tokenTitle: "Gateway token needed",
+    tokenHelp: "The gateway asks for its access token (COMPACTION_GATEWAY_TOKEN). It stays in this browser.",
+    tokenLabel: "Token",
+    ok: "OK",
+    connected: "connected",
+    reconnecting: "reconnecting…",
+    language: "Language",
+    importFailed: "Import failed: {error}",
+    imported: "{n} messages imported",
+    you: "you",
+    assistant: "assistant",
+    system: "system",
+    tool: "tool",
+  },
+};
+
+const KEY = "compaction.lang";
+const listeners = [];
+
+function initial() {
+  const saved = localStorage.getItem(KEY);
+  if (saved && STRINGS[saved]) return saved;
+  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+let lang = initial();
+
+export function getLang() {
+  return lang;
+}
+
+export function setLang(next) {
+  if (!STRINGS[next] || next === lang) return;
+  lang = next;
+  localStorage.setItem(KEY, next);
+  applyStatic();
+  listeners.forEach((fn) => fn(next));
+}
+
+export function onLangChange(fn) {
+  listeners.push(fn);
+}
+
+/** The string `key` in the current language, `{name}` placeholders filled from `params`. */
+export function t(key, params = {}) {
+  const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
+}
+
+export function has(key) {
+  return key in STRINGS.en;
+}
+
+/** Numbers as the language writes them (12,345). */
+export function num(value) {
+  return Number(value ?? 0).toLocaleString(lang === "zh" ? "zh-CN" : "en-US");
+}
+
+/** Fills the static markup: data-i18n (text), data-i18n-title, data-i18n-placeholder. */
+export function applyStatic(root = document) {
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  root.querySelectorAll("[data-i18n]").forEach((el) => (el.textContent = t(el.dataset.i18n)));
+  root.querySelectorAll("[data-i18n-title]").forEach((el) => (el.title = t(el.dataset.i18nTitle)));
+  root
+    .querySelectorAll("[data-i18n-placeholder]")
+    .forEach((el) => (el.placeholder = t(el.dataset.i18nPlaceholder)));
+  root
+    .querySelectorAll("[data-i18n-aria]")
+    .forEach((el) => el.setAttribute("aria-label", t(el.dataset.i18nAria)));
+}

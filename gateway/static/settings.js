@@ -1,0 +1,139 @@
+// The settings panel: the current session's agent (seed §8.5: auxiliary model, strategy,
+// threshold, protected head; blank inherits) and the model channels (§8.6: list, add, edit,
+// make default, remove with the server's refusal and a force confirm). Keys are write-only.
+
+import { api, ApiError } from "./api.js";
+import { t } from "./i18n.js";
+import { loadChannels, channelsState, renderChannels, wireChannels } from "./channels.js";
+
+const $ = (id) => document.getElementById(id);
+
+const state = { agentId: null, agent: null, onSaved: () => {} };
+
+function sourceText(item) {
+  if (item.source === "agent") return t("srcAgent");
+  if (item.source === "system") return t("srcSystem", { s: item.setting });
+  if (item.source === "default") return t("srcDefault");
+  return t("srcNone");
+}
+
+function option(value, label, extra = {}) {
+  const node = document.createElement("option");
+  node.value = value;
+  node.textContent = label;
+  Object.assign(node, extra);
+  return node;
+}
+
+function renderAuxiliary(agent) {
+  const select = $("agent-aux");
+  const own = agent.auxiliaryModelChannelId;
+  const choices = channelsState().filter((c) => c.auxiliary || c.id === own);
+  select.replaceChildren(
+    option("", t("auxInherit")),
+    ...choices.map((c) =>
+      option(String(c.id), `${c.name} · ${c.model}${c.auxiliary ? "" : t("auxNotAux")}`),
+    ),
+  );
+  select.value = own == null ? "" : String(own);
+  const aux = agent.effective.auxiliaryChannel;
+  const name = aux.name ? `${aux.name}${aux.auxiliary === false ? t("auxNotAux") : ""}` : "—";
+  $("agent-aux-effective").textContent = t("effective", { v: name, src: sourceText(aux) });
+}
+
+function syncThreshold() {
+  $("agent-threshold").disabled = $("agent-threshold-inherit").checked;
+  $("agent-threshold-value").textContent = `${$("agent-threshold").value}%`;
+}
+
+export function renderAgent() {
+  const form = $("agent-form");
+  const agent = state.agent;
+  $("agent-id").textContent = state.agentId ? `agent: ${state.agentId}` : t("noAgent");
+  form.hidden = !agent;
+  if (!agent) return;
+  renderAuxiliary(agent);
+  $("agent-strategy").replaceChildren(
+    option("lossy", t("strategyLossy")),
+    option("", `${t("strategyMore")}…`, { disabled: true }),
+  );
+  $("agent-strategy").value = agent.compactionStrategy || "lossy";
+  const threshold = agent.effective.thresholdPercent;
+  $("agent-threshold-inherit").checked = agent.compactionThresholdPercent == null;
+  $("agent-threshold").value = String(agent.compactionThresholdPercent ?? threshold.value);
+  $("agent-threshold-effective").textContent = t("effective", {
+    v: `${threshold.value}%`,
+    src: sourceText(threshold),
+  });
+  syncThreshold();
+  const head = agent.effective.protectFirstN;
+  $("agent-head").value = agent.compactionProtectFirstN ?? "";
+  $("agent-head").placeholder = `${t("inherit")}: ${head.value}`;
+  $("agent-head-effective").textContent = t("effective", { v: head.value, src: sourceText(head) });
+}
+
+function showStatus(node, text, isError = false) {
+  node.textContent = text;
+  node.classList.toggle("error", isError);
+}
+
+async function saveAgent(event) {
+  event.preventDefault();
+  const status = $("agent-save-status");
+  const head = $("agent-head").value.trim();
+  const aux = $("agent-aux").value;
+  const body = {
+    auxiliaryChannel: aux ? Number(aux) : null,
+    compactionStrategy: $("agent-strategy").value || "lossy",
+    thresholdPercent: $("agent-threshold-inherit").checked ? null : Number($("agent-threshold").value),
+    protectFirstN: head ? Number(head) : null,
+  };
+  try {
+    state.agent = await api(`/api/agents/${encodeURIComponent(state.agentId)}`, {
+      method: "PUT",
+      body,
+    });
+    renderAgent();
+    showStatus(status, t("saved"));
+    state.onSaved();
+  } catch (err) {
+    showStatus(status, err instanceof ApiError ? err.message : String(err), true);
+  }
+}
+
+/** The agent of the open session (null: none) and the channels, fetched and drawn. */
+export async function loadSettings(agentId) {
+  state.agentId = agentId;
+  state.agent = null;
+  showStatus($("agent-save-status"), "");
+  await loadChannels();
+  if (agentId) {
+    try {
+      state.agent = await api(`/api/agents/${encodeURIComponent(agentId)}`);
+    } catch (err) {
+      showStatus($("agent-save-status"), err.message, true);
+    }
+  }
+  renderAgent();
+}
+
+export function renderSettings() {
+  renderAgent();
+  renderChannels();
+}
+
+/** Hooks the forms up once; `onSaved` runs after the agent's settings changed. */
+export function wireSettings(onSaved) {
+  state.onSaved = onSaved;
+  $("agent-form").addEventListener("submit", saveAgent);
+  $("agent-threshold").addEventListener("input", syncThreshold);
+  $("agent-threshold-inherit").addEventListener("change", (event) => {
+    // inheriting shows the value that will apply
+    if (event.target.checked && state.agent) {
+      $("agent-threshold").value = String(state.agent.effective.thresholdPercent.value);
+    }
+    syncThreshold();
+  });
+  // a channel change may change the auxiliary choices
+  wireChannels(() => renderAgent());
+}
