@@ -14,7 +14,18 @@ import redis
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
-from cli import agents, channels, compact, demo, ingress, migrate, schemas, sessions, worker
+from cli import (
+    agents,
+    channels,
+    compact,
+    demo,
+    gateway,
+    ingress,
+    migrate,
+    schemas,
+    sessions,
+    worker,
+)
 from compaction.errors import CompactionError, ErrorCode, one_line
 from service import logs
 from store.db import database_error
@@ -34,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.register(commands)
     schemas.register(commands)
     ingress.register(commands)
+    gateway.register(commands)
     return parser
 
 

@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from compaction.config import CompactionConfig, CompactionParameters
 from compaction.errors import InvalidConfig, invalid_config
@@ -54,6 +55,12 @@ class Settings(BaseSettings, CompactionParameters):
     model_windows: dict[str, int] = Field(default_factory=dict)
     #: a key for a one-off auxiliary channel given by environment (never logged)
     auxiliary_api_key: SecretStr | None = None
+    #: the bearer token of every gateway API call and socket (never logged); unset, the gateway
+    #: listens on the loopback only (docs/architecture.md, "The gateway")
+    gateway_token: SecretStr | None = None
+    #: origins a browser may call the gateway from (CORS), a JSON list or comma separated;
+    #: empty: none
+    gateway_cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     def __init__(self, **values: Any) -> None:
         # ``invalid_config`` in one line, not pydantic's report (which would echo the value).
@@ -63,6 +70,22 @@ class Settings(BaseSettings, CompactionParameters):
             raise invalid_config(err, "settings") from None
         except SettingsError as err:  # a COMPACTION_* variable that is not valid JSON
             raise InvalidConfig(f"invalid settings: {err}") from None
+
+    @field_validator("gateway_token", mode="before")
+    @classmethod
+    def _blank_token_is_none(cls, value: Any) -> Any:
+        # An empty token would let "Authorization: Bearer " through: blank means no token.
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        return None if isinstance(text, str) and not text.strip() else value
+
+    @field_validator("gateway_cors_origins", mode="before")
+    @classmethod
+    def _origins(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value.lstrip().startswith("["):
+            return json.loads(value)
+        return [origin.strip() for origin in value.split(",") if origin.strip()]
 
     @model_validator(mode="after")
     def _job_fits_llm(self) -> Settings:

@@ -1,0 +1,160 @@
+"""The embedded gateway (docs/architecture.md, "The gateway"): with neither
+``COMPACTION_DATABASE_URL`` nor ``COMPACTION_REDIS_URL`` configured, the whole product runs in
+the gateway's process on the defaults ``compaction demo`` uses: a migrated SQLite file in a
+temporary folder, an in-process Redis (fakeredis), an in-process worker, the offline
+summarizer, and the bundled transcripts already imported so the console has something to show.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import fakeredis.aioredis
+import redis
+from rq import SimpleWorker
+from rq.timeouts import TimerDeathPenalty
+
+import producers
+from compaction.messages import Message
+from gateway.resources import GatewayOptions, Resources
+from producers.context import Producers
+from service.events import EventPublisher
+from service.settings import Settings
+from store import Store, make_sessionmaker
+from store.migrate import upgrade
+from worker import runtime
+from worker.rq_guard import WORKER_OPTIONS
+
+#: the bundled sessions' agent: a window small enough that a bundled transcript (about 28,000
+#: tokens) is past the threshold, so the first message compacts it (and /compact has work)
+AGENT_ID = "demo"
+CONTEXT_WINDOW = 32_000
+#: how long the worker blocks on the queue before it looks whether it should stop
+POLL_S = 1
+
+
+@dataclass(frozen=True)
+class Bundled:
+    """A transcript to import as session ``session_id``."""
+
+    session_id: str
+    messages: Sequence[Message]
+
+
+def is_embedded(settings: Settings) -> bool:
+    """No database and no Redis configured (environment or ``.env``): nothing outside this
+    process could share the gateway's data, so it runs everything itself."""
+    return {"database_url", "redis_url"}.isdisjoint(settings.model_fields_set)
+
+
+class _ThreadWorker(SimpleWorker):
+    """RQ's ``SimpleWorker`` off the main thread: signals belong to the main thread (uvicorn
+    handles them), so it installs no handler and times jobs out with a timer, not SIGALRM."""
+
+    death_penalty_class = TimerDeathPenalty
+
+    def _install_signal_handlers(self) -> None:
+        pass
+
+
+class InProcessWorker:
+    """One worker thread on the embedded queue, running jobs as ``compaction worker`` does
+    (``WORKER_OPTIONS``: the JSON serializer and the job guard)."""
+
+    def __init__(self, client: redis.Redis, queue_name: str) -> None:
+        self.worker = _ThreadWorker(
+            [queue_name],
+            connection=client,
+            worker_ttl=POLL_S + 15,  # RQ blocks on the queue for the TTL less 15 seconds
+            **WORKER_OPTIONS,
+        )
+        self.thread = threading.Thread(target=self._work, name="compaction-worker", daemon=True)
+
+    def _work(self) -> None:
+        self.worker.work(logging_level="WARNING")
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ends the loop after the job at hand (RQ checks the flag between dequeues)."""
+        self.worker._stop_requested = True
+        self.thread.join(timeout)
+
+
+@dataclass
+class Embedded:
+    resources: Resources
+    #: the temporary folder of the SQLite file, removed when the gateway stops
+    folder: Path
+    sessions: list[str]
+
+
+def embedded_settings(settings: Settings, folder: Path) -> Settings:
+    """The demo's defaults over ``settings``: the SQLite file in ``folder``; the offline
+    summarizer answers while no auxiliary channel is configured, unless the user chose
+    ``COMPACTION_FALLBACK_SUMMARY`` themselves."""
+    overrides: dict[str, Any] = {"database_url": f"sqlite:///{folder / 'gateway.db'}"}
+    if "fallback_summary" not in settings.model_fields_set:
+        overrides["fallback_summary"] = True
+    return settings.model_copy(update=overrides)
+
+
+def import_bundled(store: Store, bundled: Sequence[Bundled]) -> list[str]:
+    """The bundled transcripts as sessions of the ``demo`` agent; their ids."""
+    store.set_agent(AGENT_ID, context_window=CONTEXT_WINDOW)
+    return [
+        store.create_session(item.session_id, agent_id=AGENT_ID, messages=item.messages)
+        for item in bundled
+    ]
+
+
+@contextmanager
+def embedded(
+    settings: Settings, bundled: Sequence[Bundled], options: GatewayOptions
+) -> Iterator[Embedded]:
+    """The gateway's resources on the embedded services, its worker running; all of it
+    stopped and the temporary folder removed when the block ends."""
+    folder = Path(tempfile.mkdtemp(prefix="compaction-gateway-"))
+    try:
+        settings = embedded_settings(settings, folder)
+        upgrade(settings.database_url)
+        store = Store(make_sessionmaker(settings.database_url))
+        sessions = import_bundled(store, bundled)
+        server = fakeredis.FakeServer()
+        client = fakeredis.FakeRedis(server=server)
+        context = Producers(settings=settings, store=store, redis=client)
+        publisher = EventPublisher(
+            client, prefix=settings.channel_prefix, stream_maxlen=settings.events_stream_maxlen
+        )
+        runtime.install(
+            runtime.Runtime(settings=settings, store=store, redis=client, publisher=publisher)
+        )
+        producers.configure(context)  # the module-level producers use the same services
+        worker = InProcessWorker(client, settings.queue_name)
+        worker.start()
+        try:
+            yield Embedded(
+                Resources(
+                    settings=settings,
+                    producers=context,
+                    events_redis=fakeredis.aioredis.FakeRedis(server=server),
+                    options=options,
+                ),
+                folder,
+                sessions,
+            )
+        finally:
+            worker.stop()
+            producers.configure(None)
+            runtime.install(None)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
