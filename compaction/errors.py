@@ -19,8 +19,9 @@ code never changes once published.
 | `worker_lost` | the worker running the request died (killed, out of memory) before answering |
 | `db_error` | the database failed (the driver's first line only) |
 | `no_auxiliary_model` | no auxiliary channel: not on the agent, no system default |
-| `llm_timeout` | an attempt at the auxiliary model did not finish in time |
-| `llm_error` | the auxiliary model answered with an error, or no reply of its own |
+| `no_chat_model` | no channel for the session's model nor for conversation (gateway only) |
+| `llm_timeout` | an attempt at the auxiliary (or the chat) model did not finish in time |
+| `llm_error` | the auxiliary (or the chat) model answered an error, or no reply of its own |
 | `internal_error` | a bug caught by the worker; the history is unchanged |
 | `redis` | Redis is unreachable or failed (command line only) |
 | `timeout` | no final event within `--timeout` (command line only) |
@@ -54,6 +55,7 @@ ErrorCode = Literal[
     "worker_lost",
     "db_error",
     "no_auxiliary_model",
+    "no_chat_model",
     "llm_timeout",
     "llm_error",
     "internal_error",
@@ -152,6 +154,12 @@ class NoAuxiliaryModel(CompactionError):
     "Settings")."""
 
     code = "no_auxiliary_model"
+
+
+class NoChatModel(CompactionError):
+    """The gateway has no model to answer a turn with (docs/architecture.md, "The gateway")."""
+
+    code = "no_chat_model"
 
 
 class LlmTimeout(CompactionError):
