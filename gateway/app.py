@@ -38,6 +38,11 @@ def create_app(resources: Resources) -> FastAPI:
     static = package_files.files("gateway").joinpath("static")
     app.mount("/", StaticFiles(directory=str(static), html=True), name="console")
     options = resources.options
+    # Added innermost first: a request meets CORS, then the body cap, then the token guard.
+    # CORS outermost answers a configured origin's preflight (which carries no token) and puts
+    # its headers on the guard's 401 and 413 too, so a page there can read them.
+    app.add_middleware(Guard, options=options)
+    app.add_middleware(BodyLimit)
     if options.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -45,6 +50,4 @@ def create_app(resources: Resources) -> FastAPI:
             allow_methods=["*"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    app.add_middleware(Guard, options=options)
-    app.add_middleware(BodyLimit)
     return app

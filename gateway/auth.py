@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from fastapi import HTTPException
+
 from gateway.resources import GatewayOptions
 
 Scope = MutableMapping[str, Any]
@@ -75,9 +77,13 @@ class Guard:
         return capped
 
 
-class _TooLarge(Exception):
+class _TooLarge(HTTPException):
+    """An ``HTTPException``: raised while a handler's body is read, FastAPI passes it on as it
+    is (any other error there becomes its 400 "error parsing the body"), and the app's
+    handler answers 413."""
+
     def __init__(self, limit: int) -> None:
-        super().__init__(f"the request body is over {limit} bytes")
+        super().__init__(413, f"the request body is over {limit} bytes")
 
 
 class BodyLimit:
@@ -90,7 +96,7 @@ class BodyLimit:
         try:
             await self.app(scope, receive, send)
         except _TooLarge as err:
-            await _refuse(scope, send, 413, "too_large", str(err))
+            await _refuse(scope, send, 413, "too_large", err.detail)
 
 
 async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:

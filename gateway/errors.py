@@ -1,14 +1,26 @@
 """Errors as JSON, ``{"error": {"code": ..., "message": ...}}``, with the codes of
-``compaction.errors`` and an HTTP status each (docs/architecture.md, "The gateway")."""
+``compaction.errors`` and an HTTP status each (docs/architecture.md, "The gateway").
+
+Two refusals keep the command line's ``invalid_request`` there but are answered by what they
+mean over HTTP: ``NotFound`` (404 ``not_found``) and ``Conflict`` (409 ``conflict``). A database
+or Redis that fails is 503; anything else unexpected is 500 ``internal_error`` with no detail
+(the traceback goes to the log).
+"""
 
 from __future__ import annotations
 
+import redis
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from compaction.errors import CompactionError, one_line
+from compaction.errors import CompactionError, Conflict, NotFound, one_line
+from store.db import database_error
+
+log = structlog.get_logger("gateway")
 
 #: the codes that are not "your request is wrong" (400)
 STATUS = {
@@ -24,6 +36,14 @@ STATUS = {
     "no_chat_model": 409,
     "internal_error": 500,
 }
+#: what an HTTP status says when only the status is known (a route or method that is not there)
+HTTP_CODES = {
+    401: "unauthorized",
+    404: "not_found",
+    405: "invalid_request",
+    409: "conflict",
+    413: "too_large",
+}
 
 
 def error_response(code: str, message: str, status: int | None = None) -> JSONResponse:
@@ -33,15 +53,24 @@ def error_response(code: str, message: str, status: int | None = None) -> JSONRe
     )
 
 
+def compaction_error(err: CompactionError) -> JSONResponse:
+    if isinstance(err, NotFound):
+        return error_response("not_found", err.message)
+    if isinstance(err, Conflict):
+        return error_response("conflict", err.message)
+    return error_response(err.code, err.message)
+
+
 def install(app: FastAPI) -> None:
     """Every failure the API can answer, as one JSON shape."""
 
     @app.exception_handler(CompactionError)
-    async def compaction_error(_request: Request, err: CompactionError) -> JSONResponse:
-        return error_response(err.code, err.message)
+    async def refused(_request: Request, err: CompactionError) -> JSONResponse:
+        return compaction_error(err)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, err: RequestValidationError) -> JSONResponse:
+        # Never the input: it can be a key or a whole message.
         errors = err.errors()
         first = errors[0] if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
@@ -50,10 +79,21 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, err: StarletteHTTPException) -> JSONResponse:
-        codes = {401: "unauthorized", 404: "not_found", 405: "invalid_request", 413: "too_large"}
-        return error_response(
-            codes.get(err.status_code, "invalid_request"), str(err.detail), err.status_code
-        )
+        code = HTTP_CODES.get(err.status_code, "invalid_request")
+        return error_response(code, str(err.detail), err.status_code)
+
+    @app.exception_handler(redis.RedisError)
+    async def redis_failed(_request: Request, err: redis.RedisError) -> JSONResponse:
+        return error_response("redis", f"Redis failed: {type(err).__name__}")
+
+    @app.exception_handler(SQLAlchemyError)
+    async def database_failed(_request: Request, err: SQLAlchemyError) -> JSONResponse:
+        return compaction_error(database_error(getattr(err, "orig", None) or err))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, err: Exception) -> JSONResponse:
+        log.error("unexpected error", path=request.url.path, error=type(err).__name__)
+        return error_response("internal_error", "the gateway failed; see its log")
 
 
-__all__ = ["STATUS", "error_response", "install", "one_line"]
+__all__ = ["STATUS", "compaction_error", "error_response", "install", "one_line"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 
+from compaction.errors import SessionNotFound
 from store.db import Repository, read_session
 from store.history import not_event
 from store.models import Agent, ChatSession
@@ -27,32 +29,36 @@ class SessionListing:
     messages: int
 
 
+def _listing() -> Select[Any]:
+    visible = (
+        select(func.count())
+        .where(
+            MessageRow.session_id == ChatSession.id,
+            MessageRow.compacted_at.is_(None),
+            not_event(),
+        )
+        .correlate(ChatSession)
+        .scalar_subquery()
+    )
+    return select(
+        ChatSession.id, ChatSession.agent_id, ChatSession.model, ChatSession.created_at, visible
+    )
+
+
 class Listing(Repository):
     def list_sessions(self, limit: int = 100) -> list[SessionListing]:
         """The ``limit`` newest sessions (at most ``MAX_LISTED``), newest first."""
-        visible = (
-            select(func.count())
-            .where(
-                MessageRow.session_id == ChatSession.id,
-                MessageRow.compacted_at.is_(None),
-                not_event(),
-            )
-            .correlate(ChatSession)
-            .scalar_subquery()
-        )
-        query = (
-            select(
-                ChatSession.id,
-                ChatSession.agent_id,
-                ChatSession.model,
-                ChatSession.created_at,
-                visible,
-            )
-            .order_by(ChatSession.created_at.desc(), ChatSession.id)
-            .limit(max(0, min(limit, MAX_LISTED)))
-        )
+        query = _listing().order_by(ChatSession.created_at.desc(), ChatSession.id)
         with read_session(self.factory) as session:
-            return [SessionListing(*row) for row in session.execute(query).all()]
+            rows = session.execute(query.limit(max(0, min(limit, MAX_LISTED)))).all()
+            return [SessionListing(*row) for row in rows]
+
+    def session_listing(self, session_id: str) -> SessionListing:
+        with read_session(self.factory) as session:
+            row = session.execute(_listing().where(ChatSession.id == session_id)).first()
+        if row is None:
+            raise SessionNotFound(f"session {session_id!r} not found")
+        return SessionListing(*row)
 
     def list_agents(self) -> list[str]:
         with read_session(self.factory) as session:

@@ -85,4 +85,5 @@ class Store:
     get_agent = _Via("agents", Agents.get_agent)
 
     list_sessions = _Via("listing", Listing.list_sessions)
+    session_listing = _Via("listing", Listing.session_listing)
     list_agents = _Via("listing", Listing.list_agents)

@@ -3,6 +3,12 @@ gateway")."""
 
 from fastapi import APIRouter
 
-from gateway.routes import realtime, sessions, settings
+from gateway.routes import agents, channels, realtime, runs, sessions
 
-ROUTERS: tuple[APIRouter, ...] = (sessions.router, settings.router, realtime.router)
+ROUTERS: tuple[APIRouter, ...] = (
+    sessions.router,
+    runs.router,
+    agents.router,
+    channels.router,
+    realtime.router,
+)

@@ -58,9 +58,10 @@ class Gateway:
     def ws_url(self) -> str:
         return "ws" + self.url.removeprefix("http")
 
-    def anonymous(self, **options: Any) -> httpx.Client:
-        """A client of the same server without the token (close it, or use ``with``)."""
-        return httpx.Client(base_url=self.url, timeout=30, **options)
+    def anonymous(self, url: str | None = None) -> httpx.Client:
+        """A client without the token, of this server or the one at ``url`` (close it, or use
+        ``with``)."""
+        return httpx.Client(base_url=url or self.url, timeout=30)
 
     def drain(self) -> None:
         """Run every queued compaction job with RQ's SimpleWorker in this process (burst), on

@@ -1,0 +1,65 @@
+"""Agents' compaction settings over HTTP (docs/architecture.md, "Settings"), as ``agent show
+--json`` and ``agent set`` give them: each value with where it comes from, ``null`` clearing a
+value back to the system's."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+
+from compaction.errors import InvalidRequest, NotFound
+from gateway.deps import ProducersDep
+from gateway.schemas import ERRORS, AgentUpdate
+from producers.views import agent_view, show_agent
+from store import Store
+
+router = APIRouter(tags=["agents"], responses=ERRORS)
+
+AgentId = Annotated[str, Path(description="the agent's id")]
+
+
+@router.get("/api/agents")
+def list_agents(ctx: ProducersDep) -> dict[str, Any]:
+    return {"agents": ctx.store.list_agents()}
+
+
+@router.get("/api/agents/{agent_id}")
+def get_agent(ctx: ProducersDep, agent_id: AgentId) -> dict[str, Any]:
+    """The agent's own values (``null``: blank, inherited) and the ``effective`` ones, each
+    with its ``source``: ``agent``, ``system`` (the setting named) or the default channel."""
+    return show_agent(ctx.settings, ctx.store, agent_id)
+
+
+@router.put("/api/agents/{agent_id}")
+def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> dict[str, Any]:
+    """Create or update: a key given sets the value, a key given as ``null`` clears it (the
+    system setting, or the default channel, applies), a key left out is unchanged."""
+    store = ctx.store
+    agent = store.set_agent(
+        agent_id,
+        threshold_percent=body.threshold_percent,
+        clear_threshold=_cleared(body, "threshold_percent"),
+        protect_first_n=body.protect_first_n,
+        clear_protect_first_n=_cleared(body, "protect_first_n"),
+        strategy=body.compaction_strategy,
+        auxiliary_channel_id=_channel_id(store, body.auxiliary_channel),
+        clear_auxiliary_channel=_cleared(body, "auxiliary_channel"),
+        model=body.model,
+        context_window=body.context_window,
+    )
+    ctx.contexts.forget_agent(agent_id)  # this process's figures follow at once
+    return agent_view(ctx.settings, store, agent)
+
+
+def _cleared(body: AgentUpdate, field: str) -> bool:
+    return body.given(field) and getattr(body, field) is None
+
+
+def _channel_id(store: Store, channel: int | str | None) -> int | None:
+    if channel is None:
+        return None
+    try:
+        return store.get_channel(channel).id
+    except NotFound as err:  # the agent is there; the body names a channel that is not
+        raise InvalidRequest(err.message) from None

@@ -1,0 +1,85 @@
+"""Model channels over HTTP (docs/architecture.md, "Settings"), as ``channel add|list|edit|
+default|remove`` manage them. Keys are write-only: every answer shows them masked. A channel
+that agents use, or the default one, is neither removed nor unmarked auxiliary without
+``?force=true`` (409); forced, those agents fall back to the default channel."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, status
+
+from gateway.deps import StoreDep
+from gateway.schemas import ERRORS, ChannelUpdate, NewChannel
+from producers.views import channel_row
+
+router = APIRouter(tags=["channels"], responses=ERRORS)
+
+ChannelRef = Annotated[str, Path(description="the channel's id or name")]
+Force = Annotated[
+    bool, Query(description="even if agents use it or it is the default: they fall back")
+]
+
+
+@router.get("/api/channels")
+def list_channels(store: StoreDep) -> dict[str, Any]:
+    default_id = store.default_channel_id()
+    return {"channels": [channel_row(c, default_id) for c in store.list_channels()]}
+
+
+@router.post("/api/channels", status_code=status.HTTP_201_CREATED)
+def add_channel(store: StoreDep, body: NewChannel) -> dict[str, Any]:
+    """A taken name is 409; ``default`` needs ``auxiliary``."""
+    channel = store.add_channel(
+        body.name,
+        provider=body.provider,
+        model=body.model,
+        base_url=body.base_url,
+        api_key=body.api_key,
+        api_key_env=body.api_key_env,
+        auxiliary=body.auxiliary,
+        default=body.default,
+    )
+    return channel_row(channel, store.default_channel_id())
+
+
+@router.patch("/api/channels/{channel}")
+def edit_channel(
+    store: StoreDep, channel: ChannelRef, body: ChannelUpdate, force: Force = False
+) -> dict[str, Any]:
+    """Change what is given; ``null`` clears the base URL or the key."""
+    forget_key = body.given("api_key") and body.api_key is None
+    forget_env = body.given("api_key_env") and body.api_key_env is None
+    change = store.edit_channel(
+        channel,
+        name=body.name,
+        provider=body.provider,
+        model=body.model,
+        base_url=body.base_url,
+        clear_base_url=body.given("base_url") and body.base_url is None,
+        api_key=body.api_key,
+        api_key_env=body.api_key_env,
+        clear_api_key=(forget_key or forget_env) and not (body.api_key or body.api_key_env),
+        auxiliary=body.auxiliary,
+        force=force,
+    )
+    return channel_row(change.channel, store.default_channel_id())
+
+
+@router.delete("/api/channels/{channel}")
+def remove_channel(store: StoreDep, channel: ChannelRef, force: Force = False) -> dict[str, Any]:
+    """The removed channel, the agents now on the default channel, and whether it was the
+    default one."""
+    change = store.remove_channel(channel, force=force)
+    return {
+        "removed": channel_row(change.channel, None),
+        "agents": list(change.released_agents),
+        "defaultCleared": change.default_cleared,
+    }
+
+
+@router.post("/api/channels/{channel}/default")
+def make_default(store: StoreDep, channel: ChannelRef) -> dict[str, Any]:
+    """Make an auxiliary channel the system's default one."""
+    made = store.set_default_channel(channel)
+    return channel_row(made, made.id)

@@ -1,0 +1,45 @@
+"""Compaction runs over HTTP (docs/architecture.md, "The gateway"): a session's runs, one run,
+and ``restore``, which undoes the session's latest standing run as ``compaction restore``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import redis
+import structlog
+from fastapi import APIRouter, Path
+
+from gateway.deps import ProducersDep, StoreDep
+from gateway.schemas import ERRORS
+from producers import tokens
+from producers.views import run_row
+
+router = APIRouter(tags=["runs"], responses=ERRORS)
+log = structlog.get_logger("gateway")
+
+RunId = Annotated[int, Path(description="the run's id")]
+
+
+@router.get("/api/sessions/{session_id}/runs")
+def session_runs(store: StoreDep, session_id: str) -> dict[str, Any]:
+    """The session's runs, oldest first: succeeded, failed, skipped and restored ones."""
+    return {"runs": [run_row(run) for run in store.runs(session_id)]}
+
+
+@router.get("/api/runs/{run_id}")
+def get_run(store: StoreDep, run_id: RunId) -> dict[str, Any]:
+    return run_row(store.get_run(run_id))
+
+
+@router.post("/api/runs/{run_id}/restore")
+def restore(ctx: ProducersDep, run_id: RunId) -> dict[str, Any]:
+    """Undo a run: its messages visible again, pruned outputs whole, its summary hidden, a
+    "restored" bubble in the display view. Only the session's latest standing run can be
+    undone (400 otherwise). The session's consoles get a ``token_update``."""
+    run = ctx.store.get_run(run_id)  # 404 before the restore's own 400s
+    restored = ctx.store.restore(run.id)
+    try:
+        tokens.publish_token_update(ctx, restored.session_id)
+    except redis.RedisError as err:  # restored already; the bar catches up on the next turn
+        log.warning("token_update after restore not published", error=type(err).__name__)
+    return run_row(restored)

@@ -1,0 +1,97 @@
+"""The API's request bodies (docs/architecture.md, "The gateway"): camelCase keys, unknown keys
+refused. Where a key may be sent as ``null`` it means "clear" (back to the inherited value),
+and a key left out means "unchanged": ``model_fields_set`` tells the two apart. The answers are
+built by ``producers.views`` and ``producers.stats``, the shapes the command line's ``--json``
+prints."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+View = Literal["compacted", "display", "full"]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, extra="forbid", frozen=True)
+
+    def given(self, field: str) -> bool:
+        """Whether the request carried the key (``null`` included)."""
+        return field in self.model_fields_set
+
+
+class NewSession(Body):
+    id: str | None = Field(None, description="a random id when absent")
+    agent_id: str | None = Field(None, description="created with blank settings if missing")
+    model: str | None = None
+    messages: list[dict[str, Any]] = Field(
+        default_factory=list, description="OpenAI-format messages, stored with the session"
+    )
+
+
+class CompactRequest(Body):
+    focus: str | None = Field(None, description="what the summary should keep above all")
+
+
+class AgentUpdate(Body):
+    """``null`` clears a value (the system's applies); a key left out is unchanged."""
+
+    threshold_percent: int | None = None
+    protect_first_n: int | None = None
+    auxiliary_channel: int | str | None = Field(
+        None, description="an auxiliary channel's id or name; null: the default channel"
+    )
+    compaction_strategy: str | None = None
+    model: str | None = None
+    context_window: int | None = None
+
+
+class NewChannel(Body):
+    name: str
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = Field(None, description="stored, never returned unmasked")
+    api_key_env: str | None = Field(None, description="the variable that holds the key")
+    auxiliary: bool = False
+    default: bool = False
+
+
+class ChannelUpdate(Body):
+    """A key left out is unchanged; ``baseUrl: null`` clears the URL, ``apiKey: null`` or
+    ``apiKeyEnv: null`` forgets the key (unless the other one is given)."""
+
+    name: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    auxiliary: bool | None = None
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorAnswer(BaseModel):
+    """Every refusal and failure: ``{"error": {"code", "message"}}``."""
+
+    error: ErrorDetail
+
+
+#: the refusals every route may answer, for the OpenAPI document
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorAnswer, "description": description}
+    for status, description in (
+        (400, "invalid_request: the request is wrong (the message says how)"),
+        (401, "unauthorized: no bearer token, or the wrong one"),
+        (404, "session_not_found, not_found"),
+        (409, "conflict: a name or id taken, a channel in use"),
+        (413, "too_large: the body is over the cap"),
+        (503, "db_error, redis: the database or Redis failed"),
+    )
+}
