@@ -1,13 +1,16 @@
 """asyncio twins of the producers, for gateways built on an event loop.
 
 The store is synchronous SQLAlchemy, so the checks run in a worker thread; the event relay reads
-the stream with ``redis.asyncio`` directly.
+the stream with ``redis.asyncio`` directly. Each function takes ``ctx`` (a gateway passes the
+``Producers`` it built; else the module's default), and ``ensure_compacted`` a ``waiter``: a
+gateway that already reads the events stream waits on its own reader instead of a new
+connection.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -24,6 +27,9 @@ from service.keys import events_stream
 from service.queue import EnqueueResult, queued_or_running
 from service.redis import async_stream_client
 
+#: ``(ctx, session_id, request_id, timeout)`` → the request's final event; ``TimeoutError``
+Waiter = Callable[[Producers, str, str, float], Awaitable[AnyEvent]]
+
 
 async def check_and_enqueue(
     session_id: str,
@@ -31,10 +37,11 @@ async def check_and_enqueue(
     model: str | None = None,
     messages: Sequence[Message] | None = None,
     system_prompt: str | None = None,
+    ctx: Producers | None = None,
 ) -> TriggerResult:
     return await asyncio.to_thread(
         trigger.check_and_enqueue,
-        default(),
+        ctx or default(),
         session_id,
         model=model,
         messages=messages,
@@ -43,10 +50,18 @@ async def check_and_enqueue(
 
 
 async def request_manual(
-    session_id: str, *, focus: str | None = None, context_window: int | None = None
+    session_id: str,
+    *,
+    focus: str | None = None,
+    context_window: int | None = None,
+    ctx: Producers | None = None,
 ) -> EnqueueResult:
     return await asyncio.to_thread(
-        trigger.request_manual, default(), session_id, focus=focus, context_window=context_window
+        trigger.request_manual,
+        ctx or default(),
+        session_id,
+        focus=focus,
+        context_window=context_window,
     )
 
 
@@ -55,9 +70,10 @@ async def publish_token_update(
     *,
     model: str | None = None,
     usage: TokenUsage | Mapping[str, int] | None = None,
+    ctx: Producers | None = None,
 ) -> TokenUpdate:
     return await asyncio.to_thread(
-        tokens.publish_token_update, default(), session_id, model=model, usage=usage
+        tokens.publish_token_update, ctx or default(), session_id, model=model, usage=usage
     )
 
 
@@ -103,8 +119,10 @@ class AsyncEventRelay:
             self.last_id = cursor.last_id
 
 
-async def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEvent | None:
-    ctx = default()
+async def wait_for_compaction(
+    session_id: str, timeout: float = 60.0, *, ctx: Producers | None = None
+) -> AnyEvent | None:
+    ctx = ctx or default()
     request_id = await asyncio.to_thread(
         queued_or_running, ctx.redis, ctx.settings.channel_prefix, session_id
     )
@@ -136,9 +154,13 @@ async def ensure_compacted(
     system_prompt: str | None = None,
     timeout: float = 60.0,
     wait: bool = True,
+    ctx: Producers | None = None,
+    waiter: Waiter | None = None,
 ) -> Ensured:
-    """``producers.ensure_compacted``, waiting on the event loop."""
-    ctx = default()
+    """``producers.ensure_compacted``, waiting on the event loop (through ``waiter`` when
+    given)."""
+    ctx = ctx or default()
+    waiter = waiter or wait_for_request
     checked = await asyncio.to_thread(
         trigger.check_and_enqueue,
         ctx,
@@ -153,7 +175,7 @@ async def ensure_compacted(
     event: AnyEvent | None = None
     if request_id is not None:
         try:
-            event = await wait_for_request(ctx, session_id, request_id, timeout)
+            event = await waiter(ctx, session_id, request_id, timeout)
         except TimeoutError:
             event = None
     return await asyncio.to_thread(

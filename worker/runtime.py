@@ -23,7 +23,7 @@ from service.redis import redis_client
 from service.settings import Settings
 from store import Store, make_sessionmaker
 from store.records import ChannelConfig
-from worker.llm import ChatClient, build_client
+from worker.llm import ChatClient, build_client, client_key
 
 ClientFactory = Callable[[ChannelConfig], ChatClient]
 
@@ -78,13 +78,7 @@ class Runtime:
         """One client per channel configuration, reused across jobs (warm connections)."""
         if self.client_factory is not None:
             return self.client_factory(channel)
-        key = (
-            channel.id,
-            channel.provider,
-            channel.model,
-            channel.base_url,
-            channel.api_key.get_secret_value() if channel.api_key else None,
-        )
+        key = client_key(channel)
         with self._lock:
             if key not in self._clients:
                 self._clients[key] = build_client(channel, self.settings)

@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from service.settings import Settings
 from store.records import ChannelConfig
-from worker.llm.base import ChatClient, ClientOptions, Completion, LlmSummarizer
+from worker.llm.base import ChatClient, ClientOptions, Completion, LlmSummarizer, SdkClient
 
 DEEPSEEK_URL = "https://api.deepseek.com"
 
 
-def build_client(channel: ChannelConfig, settings: Settings) -> ChatClient:
+#: what a built client depends on: a channel edited since gets a new client
+ClientKey = tuple[int, str, str, str | None, str | None]
+
+
+def client_key(channel: ChannelConfig) -> ClientKey:
+    return (
+        channel.id,
+        channel.provider,
+        channel.model,
+        channel.base_url,
+        channel.api_key.get_secret_value() if channel.api_key else None,
+    )
+
+
+def build_client(channel: ChannelConfig, settings: Settings) -> SdkClient:
     # The SDKs are imported here, not at module load: they take seconds to import, and the
     # command line should not pay that for every subcommand.
     from worker.llm.anthropic_client import AnthropicClient
@@ -30,4 +44,12 @@ def build_client(channel: ChannelConfig, settings: Settings) -> ChatClient:
     return OpenAICompatibleClient(channel.provider, options)
 
 
-__all__ = ["ChatClient", "Completion", "LlmSummarizer", "build_client"]
+__all__ = [
+    "ChatClient",
+    "ClientKey",
+    "Completion",
+    "LlmSummarizer",
+    "SdkClient",
+    "build_client",
+    "client_key",
+]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import anthropic
 
+from compaction.formats import to_anthropic
+from compaction.messages import Message
 from worker.llm.base import (
     ClientOptions,
     Completion,
@@ -25,13 +30,18 @@ class AnthropicClient(SdkClient):
         # Built once per process and reused: the SDK keeps the HTTP connection pool.
         self._client = anthropic.Anthropic(**options.sdk_kwargs(missing_key=""))
 
-    def complete(self, prompt: str, max_tokens: int) -> Completion:
-        arguments = anthropic_arguments(
+    def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+        arguments: dict[str, Any] = anthropic_arguments(
             self.model, max_tokens, temperature=self.temperature, thinking=self.thinking
         )
+        # Anthropic takes the system prompt beside the messages, not among them.
+        system, turns = to_anthropic(messages)
+        if system:
+            arguments["system"] = system
         with self.calling():
+            # the SDK types each message as a TypedDict: to_anthropic builds those shapes
             reply = self._client.messages.create(
-                model=self.model, messages=[{"role": "user", "content": prompt}], **arguments
+                model=self.model, messages=cast(Any, turns), **arguments
             )
         return completion(reply)
 

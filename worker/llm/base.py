@@ -1,7 +1,8 @@
 """The auxiliary LLM seam (docs/architecture.md, "The job"): a ``ChatClient`` completes one
 prompt; ``LlmSummarizer`` adapts any client to the core's ``Summarizer``. ``SdkClient`` is what
-the providers' clients share: their options, their repr, and provider errors mapped to
-``llm_timeout`` or ``llm_error`` with the channel's key scrubbed from their text.
+the providers' clients share: their options, their repr, a prompt as a one-message conversation
+(the gateway's chat model sends whole conversations through ``converse``), and provider errors
+mapped to ``llm_timeout`` or ``llm_error`` with the channel's key scrubbed from their text.
 
 The model's reply is not trusted (docs/architecture.md, "Error codes"): a body that is not JSON,
 or JSON without a text where the provider puts it, is ``llm_error``, like an error status.
@@ -10,13 +11,14 @@ or JSON without a text where the provider puts it, is ``llm_error``, like an err
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from compaction.engine import SummaryRequest
 from compaction.errors import LlmError, LlmTimeout
+from compaction.messages import Message
 from compaction.redact import Secrets, redact
 from store.records import url_secrets
 
@@ -107,6 +109,13 @@ class SdkClient:
 
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}(provider={self.provider!r}, model={self.model!r})"
+
+    def complete(self, prompt: str, max_tokens: int) -> Completion:
+        return self.converse([Message(role="user", content=prompt)], max_tokens)
+
+    def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+        """The model's reply to a conversation; each provider's client makes the call."""
+        raise NotImplementedError
 
     def calling(self) -> AbstractContextManager[None]:
         """Wraps one SDK call: its exceptions become the stable error codes."""

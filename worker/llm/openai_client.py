@@ -3,8 +3,13 @@ endpoint."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import openai
 
+from compaction.formats import to_openai
+from compaction.messages import Message
 from worker.llm.base import (
     ClientOptions,
     Completion,
@@ -25,7 +30,7 @@ class OpenAICompatibleClient(SdkClient):
         super().__init__(options)
         self._client = openai.OpenAI(**options.sdk_kwargs(missing_key="unused"))
 
-    def complete(self, prompt: str, max_tokens: int) -> Completion:
+    def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
         arguments = openai_arguments(
             self.provider,
             self.model,
@@ -35,7 +40,10 @@ class OpenAICompatibleClient(SdkClient):
         )
         with self.calling():
             reply = self._client.chat.completions.create(
-                model=self.model, messages=[{"role": "user", "content": prompt}], **arguments
+                # the SDK types each message as a TypedDict: to_openai builds those shapes
+                model=self.model,
+                messages=cast(Any, to_openai(messages)),
+                **arguments,
             )
         return completion(reply, self.provider)
 
