@@ -170,6 +170,7 @@ async function openSession(id, { keepView = false } = {}) {
   if (switched) {
     state.stats = null;
     state.compacting = new Set();
+    renderBar(null, false);
     $("messages").replaceChildren();
     if (!keepView) state.views.delete(id);
     history.replaceState(null, "", `#session=${encodeURIComponent(id)}`);

@@ -104,6 +104,7 @@ export function renderBar(stats, compacting) {
   tick.hidden = false;
   tick.style.left = `${threshold}%`;
   tick.title = t("thresholdTick", { t: threshold });
+  tick.dataset.tip = tick.title; // drawn by CSS at once; the native title comes late
   tick.setAttribute("aria-label", tick.title);
   text.dataset.compacting = compacting ? "true" : "false";
   text.textContent = compacting

@@ -6,6 +6,7 @@ import { has, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 
 const EVENT_TYPE = "compaction_event";
+const MAX_CALL_CHARS = 240;
 
 function el(tag, attrs = {}, text) {
   const node = document.createElement(tag);
@@ -96,7 +97,11 @@ function toolCalls(row) {
   for (const call of row.tool_calls || []) {
     const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
     const line = el("div", { class: "tool-call", "data-testid": "tool-call" });
-    line.append(el("span", { class: "tag" }, t("toolCall")), el("code", {}, `${call.name}(${args})`));
+    const text = `${call.name}(${args})`;
+    // long arguments (a whole file written) are cut; the full call is the hover text
+    const shown = text.length > MAX_CALL_CHARS ? `${text.slice(0, MAX_CALL_CHARS)}…` : text;
+    const code = el("code", { title: text.length > MAX_CALL_CHARS ? text : undefined }, shown);
+    line.append(el("span", { class: "tag" }, t("toolCall")), code);
     box.append(line);
   }
   return box;
