@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources as package_files
 
 from fastapi import FastAPI
@@ -19,7 +21,14 @@ API_VERSION = "1"
 def create_app(resources: Resources) -> FastAPI:
     """The API under ``/api``, the sockets under ``/ws``, the console at ``/``; every
     resource a handler uses is ``app.state.resources``."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        async with resources.running():  # the event hub reads while the app serves
+            yield
+
     app = FastAPI(
+        lifespan=lifespan,
         title="compaction gateway",
         version=API_VERSION,
         description="Context compaction for LLM agents: sessions, history views, /compact, "

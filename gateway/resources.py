@@ -4,11 +4,16 @@ and the gateway's own options. Handlers read it from ``request.app.state.resourc
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import redis.asyncio as aioredis
 from pydantic import SecretStr
 
+from gateway.chat import Turns
+from gateway.chat_model import ChatModel, ChatModels
+from gateway.hub import Hub
 from producers.context import Producers
 from service.settings import Settings
 
@@ -33,3 +38,26 @@ class Resources:
     #: settings when absent; the embedded mode passes a fakeredis one sharing its server
     events_redis: aioredis.Redis | None = None
     options: GatewayOptions = field(default_factory=GatewayOptions)
+    #: who answers a turn when no channel serves the session's model (the embedded mode's
+    #: offline model); ``None``: such a turn is ``no_chat_model``
+    chat_fallback: ChatModel | None = None
+    #: the events stream's one reader in this process, fanning out to the sockets
+    hub: Hub = field(init=False)
+    #: the conversation turns (``POST /api/sessions/{id}/messages`` and the sockets' messages)
+    turns: Turns = field(init=False)
+
+    def __post_init__(self) -> None:
+        ctx = self.producers
+        self.hub = Hub(ctx.settings, self.events_redis)
+        self.turns = Turns(ctx, self.hub, ChatModels(ctx.settings, ctx.store, self.chat_fallback))
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While the app serves (its lifespan): the hub reads the stream; on the way out the
+        turns still running are cancelled and the sockets' subscriptions ended."""
+        await self.hub.start()
+        try:
+            yield
+        finally:
+            await self.turns.stop()
+            await self.hub.stop()

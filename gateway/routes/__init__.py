@@ -3,7 +3,7 @@ gateway")."""
 
 from fastapi import APIRouter
 
-from gateway.routes import agents, channels, realtime, runs, sessions
+from gateway.routes import agents, channels, chat, realtime, runs, sessions
 
 ROUTERS: tuple[APIRouter, ...] = (
     sessions.router,
@@ -11,4 +11,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     agents.router,
     channels.router,
     realtime.router,
+    chat.router,
 )

@@ -1,5 +1,156 @@
-"""Filled in by step 9."""
+"""A session's live objects (docs/architecture.md, "The gateway"): its events in the wire
+format (``compaction_start``/``done``/``failed``/``skipped``, ``token_update``), each message
+the gateway stores (``{"type": "message", "message": history row}``) and errors (``{"type":
+"error", "error": {"code", "message"}}``), over a WebSocket (``/ws/sessions/{id}``, which also
+takes ``{"type": "compact", "focus"?}`` and ``{"type": "message", "content", "model"?}``) or
+Server-Sent Events (``/api/sessions/{id}/events``). Both read the process's event hub.
 
-from fastapi import APIRouter
+A client that falls too far behind is disconnected (WebSocket close code 1013, or the end of the
+event stream): it reconnects and reloads the history.
+"""
 
-router = APIRouter()
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Request, WebSocket
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from compaction.errors import CompactionError, SessionNotFound, as_invalid_request
+from gateway.hub import Delivery, Subscription
+from gateway.resources import Resources
+from gateway.routes.chat import MessageIn
+from producers import aio
+from service import logs
+
+log = logs.get_logger(__name__)
+router = APIRouter(tags=["events"])
+
+#: an SSE comment this often keeps proxies from closing an idle stream
+HEARTBEAT_S = 15.0
+#: WebSocket close codes: the client fell behind, the session does not exist, shutting down
+TOO_SLOW, NO_SESSION, GOING_AWAY = 1013, 4404, 1001
+
+
+def error(err: Exception) -> Delivery:
+    """An error object for one client; a bug is logged, its text never sent."""
+    if isinstance(err, CompactionError):
+        return Delivery({"type": "error", "error": {"code": err.code, "message": err.message}})
+    log.error("socket request failed", error=repr(err))
+    return Delivery({"type": "error", "error": {"code": "internal_error", "message": "failed"}})
+
+
+@router.websocket("/ws/sessions/{session_id}")
+async def session_socket(websocket: WebSocket, session_id: str) -> None:
+    resources: Resources = websocket.app.state.resources
+    # Subscribed before the handshake ends: what is published once the client is connected
+    # reaches it.
+    with resources.hub.subscribe(session_id) as subscription:
+        await websocket.accept()
+        if not await asyncio.to_thread(resources.producers.store.session_exists, session_id):
+            found = error(SessionNotFound(f"session {session_id!r} not found"))
+            await websocket.send_json(found.data)
+            await websocket.close(NO_SESSION)
+            return
+        tasks = {
+            asyncio.create_task(_send(websocket, subscription)),
+            asyncio.create_task(_receive(websocket, resources, subscription)),
+            # a client too slow to read may hold ``_send`` in a send: this ends it anyway
+            asyncio.create_task(subscription.stopped.wait()),
+        }
+        _done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    if subscription.ended:  # fell behind, or the gateway is stopping
+        await _close(websocket, TOO_SLOW if resources.hub.running else GOING_AWAY)
+
+
+async def _send(websocket: WebSocket, subscription: Subscription) -> None:
+    while (delivery := await subscription.next()) is not None:
+        await websocket.send_text(json.dumps(delivery.data, ensure_ascii=False))
+
+
+async def _receive(websocket: WebSocket, resources: Resources, subscription: Subscription) -> None:
+    """The client's requests, until it disconnects. A turn runs as a task of its own, so a
+    ``compact`` sent while a message waits is handled at once."""
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        text = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
+        try:
+            await _handle(resources, subscription, text)
+        except Exception as err:
+            subscription.offer(error(err))
+
+
+class CompactRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["compact"]
+    focus: str | None = None
+
+
+class MessageRequest(MessageIn):
+    type: Literal["message"]
+
+
+_REQUESTS: TypeAdapter[CompactRequest | MessageRequest] = TypeAdapter(
+    Annotated[CompactRequest | MessageRequest, Field(discriminator="type")]
+)
+
+
+async def _handle(resources: Resources, subscription: Subscription, text: str) -> None:
+    session_id = subscription.session_id
+    with as_invalid_request("socket message"):
+        request = _REQUESTS.validate_json(text)
+    if isinstance(request, CompactRequest):
+        await aio.request_manual(session_id, focus=request.focus or None, ctx=resources.producers)
+        return
+
+    def failed(err: Exception) -> None:
+        subscription.offer(error(err))
+
+    resources.turns.start(session_id, request.content, model=request.model, on_error=failed)
+
+
+async def _close(websocket: WebSocket, code: int) -> None:
+    with contextlib.suppress(RuntimeError):  # already closed by the client
+        await websocket.close(code)
+
+
+@router.get("/api/sessions/{session_id}/events", response_class=StreamingResponse)
+async def session_events(session_id: str, request: Request) -> StreamingResponse:
+    """The session's live objects as Server-Sent Events (``event: <type>``, ``data: <JSON>``;
+    a ``: ping`` comment every 15 s); the same objects as the WebSocket sends."""
+    resources: Resources = request.app.state.resources
+    if not await asyncio.to_thread(resources.producers.store.session_exists, session_id):
+        raise SessionNotFound(f"session {session_id!r} not found")
+    return StreamingResponse(
+        _events(resources, session_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _events(resources: Resources, session_id: str) -> AsyncIterator[str]:
+    with resources.hub.subscribe(session_id) as subscription:
+        # first, so a client knows from when on it misses nothing
+        yield ": subscribed\n\n"
+        while True:
+            try:
+                async with asyncio.timeout(HEARTBEAT_S):
+                    delivery = await subscription.next()
+            except TimeoutError:
+                yield ": ping\n\n"
+                continue
+            if delivery is None:
+                return
+            data = json.dumps(delivery.data, ensure_ascii=False)
+            yield f"event: {delivery.type}\ndata: {data}\n\n"

@@ -1,0 +1,134 @@
+"""The model a turn talks to (docs/architecture.md, "The gateway"): the session's model (the
+turn's, else the session's, else its agent's) names a channel, whose provider's SDK makes the
+call (the worker's clients, ``worker/llm``); without one, the first channel that does not only
+write summaries; else the gateway's fallback (the embedded mode's offline model); else
+``no_chat_model``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from cachetools import LRUCache
+from pydantic import SecretStr
+
+from compaction.errors import LlmTimeout, NoChatModel
+from compaction.messages import Message
+from compaction.tokens import (
+    TextEstimator,
+    estimate_messages_tokens,
+    estimate_tokens,
+    text_estimator,
+)
+from service.settings import Settings
+from store import ChannelConfig, Store
+from worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
+
+#: the longest reply a turn asks for
+MAX_REPLY_TOKENS = 4_096
+#: clients kept warm (one per channel configuration; an edited channel gets a new one)
+CLIENTS = 32
+#: how much of the user's words the offline model quotes
+QUOTE_CHARS = 200
+
+
+class ChatModel(Protocol):
+    #: the model's name, for logs and errors
+    name: str
+
+    async def reply(self, messages: Sequence[Message]) -> Completion: ...
+
+
+class SdkChatModel:
+    """A channel's model; the SDK is synchronous, so the call runs in a worker thread."""
+
+    def __init__(self, client: SdkClient) -> None:
+        self.client = client
+        self.name = client.model
+
+    async def reply(self, messages: Sequence[Message]) -> Completion:
+        try:
+            return await asyncio.to_thread(self.client.converse, messages, MAX_REPLY_TOKENS)
+        except LlmTimeout:
+            # the clients' own wording names the auxiliary model
+            raise LlmTimeout(f"{self.client.provider}: the chat model timed out") from None
+
+
+class OfflineChatModel:
+    """Answers without a network (the embedded mode, where no channel is configured): an
+    acknowledgement quoting the user's last words, the same every time. Its usage is the
+    estimate of what it read and wrote."""
+
+    name = "offline"
+
+    def __init__(self, estimator: TextEstimator | None = None) -> None:
+        self.estimator = estimator or text_estimator()
+
+    async def reply(self, messages: Sequence[Message]) -> Completion:
+        said = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        words = " ".join(said.split())
+        quote = words[:QUOTE_CHARS] + ("…" if len(words) > QUOTE_CHARS else "")
+        text = f"(offline model) You said: “{quote}”. Configure a channel to talk to a real model."
+        answer = Message(role="assistant", content=text)
+        return Completion(
+            text,
+            estimate_messages_tokens(messages, self.estimator),
+            estimate_tokens(answer, self.estimator),
+        )
+
+
+def pick_channel(channels: Sequence[ChannelConfig], model: str | None) -> ChannelConfig | None:
+    """The channel serving ``model``, else the first one for conversation (not auxiliary)."""
+    if model is not None:
+        for channel in channels:
+            if channel.model == model:
+                return channel
+    return next((c for c in channels if not c.is_auxiliary), None)
+
+
+class ChatModels:
+    """Which model answers a session; the SDK clients are reused (warm connections)."""
+
+    def __init__(self, settings: Settings, store: Store, fallback: ChatModel | None) -> None:
+        self.settings = settings
+        self.store = store
+        self.fallback = fallback
+        self._clients: LRUCache[ClientKey, SdkClient] = LRUCache(CLIENTS)
+        self._lock = threading.Lock()
+
+    def for_model(self, model: str | None) -> ChatModel:
+        """Blocking (it reads the channels): call it in a worker thread."""
+        channel = pick_channel(self.store.list_channels(), model)
+        if channel is None:
+            if self.fallback is not None:
+                return self.fallback
+            raise NoChatModel(
+                f"no chat model: no channel serves {model!r} and none is there for "
+                "conversation (compaction channel add ...)"
+                if model
+                else "no chat model: add a channel (compaction channel add ...)"
+            )
+        channel = _with_key(channel)
+        key = client_key(channel)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = build_client(channel, self.settings)
+        return SdkChatModel(client)
+
+
+def _with_key(channel: ChannelConfig) -> ChannelConfig:
+    """The channel with its key read from the variable it names, if it names one."""
+    if channel.api_key is not None or not channel.api_key_env:
+        return channel
+    value = os.environ.get(channel.api_key_env)
+    if not value:
+        raise NoChatModel(
+            f"channel {channel.name!r} reads its key from {channel.api_key_env}, which is not set"
+        )
+    return replace(channel, api_key=SecretStr(value))
