@@ -8,10 +8,11 @@ from importlib import resources as package_files
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from gateway import errors
-from gateway.auth import BodyLimit, Guard
+from gateway.auth import BodyLimit, Guard, documented
 from gateway.resources import Resources
 from gateway.routes import ROUTERS
 
@@ -29,6 +30,7 @@ def create_app(resources: Resources) -> FastAPI:
 
     app = FastAPI(
         lifespan=lifespan,
+        generate_unique_id_function=operation_id,
         title="compaction gateway",
         version=API_VERSION,
         description="Context compaction for LLM agents: sessions, history views, /compact, "
@@ -37,6 +39,7 @@ def create_app(resources: Resources) -> FastAPI:
     )
     app.state.resources = resources
     errors.install(app)
+    documented(app)
     for router in ROUTERS:
         app.include_router(router)
 
@@ -60,3 +63,9 @@ def create_app(resources: Resources) -> FastAPI:
             allow_headers=["Authorization", "Content-Type"],
         )
     return app
+
+
+def operation_id(route: APIRoute) -> str:
+    """The handler's name (``compact``, ``list_sessions``): what a client generated from the
+    OpenAPI document calls the operation."""
+    return route.name

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import HTTPException
+from fastapi import FastAPI, HTTPException
 
 from gateway.resources import GatewayOptions
 
@@ -75,6 +75,30 @@ class Guard:
             return message
 
         return capped
+
+
+def documented(app: FastAPI) -> None:
+    """The guard in the app's OpenAPI document: a bearer scheme on every ``/api`` operation,
+    so Swagger UI (``/docs``) offers "Authorize" and a generated client sends the token."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            schemes = schema.setdefault("components", {}).setdefault("securitySchemes", {})
+            schemes["bearer"] = {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "COMPACTION_GATEWAY_TOKEN, when the gateway has one",
+            }
+            for path, operations in schema.get("paths", {}).items():
+                if path.startswith(GUARDED):
+                    for operation in operations.values():
+                        operation["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class _TooLarge(HTTPException):
