@@ -108,3 +108,10 @@ def test_cors_is_closed_by_default(gateway: Gateway) -> None:
     assert answer.status_code == 200
     assert "access-control-allow-origin" not in answer.headers
     assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_without_a_token_the_api_is_open(gateway: Gateway) -> None:
+    """The gateway then listens on 127.0.0.1 only (``compaction gateway`` sees to it)."""
+    open_ = dataclasses.replace(gateway.resources, options=GatewayOptions(token=None))
+    with serve(open_) as url, gateway.anonymous(url) as anonymous:
+        assert anonymous.get("/api/sessions").status_code == 200
