@@ -101,20 +101,24 @@ async function saveAgent(event) {
   }
 }
 
-/** The agent of the open session (null: none) and the channels, fetched and drawn. */
-export async function loadSettings(agentId) {
-  state.agentId = agentId;
+async function loadAgent() {
   state.agent = null;
-  showStatus($("agent-save-status"), "");
-  await loadChannels();
-  if (agentId) {
+  if (state.agentId) {
     try {
-      state.agent = await api(`/api/agents/${encodeURIComponent(agentId)}`);
+      state.agent = await api(`/api/agents/${encodeURIComponent(state.agentId)}`);
     } catch (err) {
       showStatus($("agent-save-status"), err.message, true);
     }
   }
   renderAgent();
+}
+
+/** The agent of the open session (null: none) and the channels, fetched and drawn. */
+export async function loadSettings(agentId) {
+  state.agentId = agentId;
+  showStatus($("agent-save-status"), "");
+  await loadChannels();
+  await loadAgent();
 }
 
 export function renderSettings() {
@@ -134,6 +138,6 @@ export function wireSettings(onSaved) {
     }
     syncThreshold();
   });
-  // a channel change may change the auxiliary choices
-  wireChannels(() => renderAgent());
+  // a channel change may change the auxiliary choices and the effective one (the default)
+  wireChannels(() => loadAgent());
 }

@@ -5,6 +5,7 @@
 import { token } from "./api.js";
 
 const MAX_DELAY_MS = 10000;
+const NO_SESSION = 4404; // the gateway's close code for an unknown session: retrying cannot help
 
 export class SessionSocket {
   /**
@@ -47,10 +48,10 @@ export class SessionSocket {
       }
       this.handlers.onEvent(event);
     };
-    ws.onclose = () => {
+    ws.onclose = (event) => {
       if (this.ws !== ws) return;
       this.handlers.onState(false);
-      if (this.closed) return;
+      if (this.closed || event.code === NO_SESSION) return;
       setTimeout(() => this.connect(), this.delay);
       this.delay = Math.min(this.delay * 2, MAX_DELAY_MS);
     };
