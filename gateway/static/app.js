@@ -26,11 +26,11 @@
 //             (hover text), compact-button
 //   input:    composer, message-input (Enter sends, Shift+Enter new line; "/compact [focus]"
 //             compacts), send-button
-//   settings: settings-panel; agent-settings, agent-id, agent-form, agent-aux-select ("" =
-//             inherit), agent-aux-effective, agent-strategy-select, agent-threshold (range
-//             30-95 step 5), agent-threshold-value, agent-threshold-inherit (checkbox),
-//             agent-threshold-effective, agent-protect-head ("" = inherit), agent-head-effective,
-//             agent-save, agent-save-status
+//   settings: settings-panel, settings-close; agent-settings, agent-id, agent-form,
+//             agent-aux-select ("" = inherit), agent-aux-effective, agent-strategy-select,
+//             agent-threshold (range 30-95 step 5), agent-threshold-value,
+//             agent-threshold-inherit (checkbox), agent-threshold-effective, agent-protect-head
+//             ("" = inherit), agent-head-effective, agent-save, agent-save-status
 //   channels: channel-list, channel-item (data-channel-id, data-name) with channel-auxiliary-tag,
 //             channel-default-tag, channel-edit, channel-make-default, channel-remove (a
 //             refusal shows in channel-message, then a native confirm() offers force);
@@ -148,7 +148,8 @@ const ctx = {
 
 function drawConnection() {
   const node = $("connection-status");
-  if (state.socket) node.textContent = t(node.dataset.state === "open" ? "connected" : "reconnecting");
+  if (!state.socket) return;
+  node.textContent = t(node.dataset.state === "open" ? "connected" : "reconnecting");
 }
 
 function connect(id) {
@@ -251,6 +252,7 @@ function wire() {
   $("lang-select").value = getLang();
   $("lang-select").addEventListener("change", (e) => setLang(e.target.value));
   $("settings-toggle").addEventListener("click", toggleSettings);
+  $("settings-close").addEventListener("click", toggleSettings);
   $("new-session").addEventListener("click", () => newSession());
   $("import-file").addEventListener("change", (event) => {
     const file = event.target.files[0];

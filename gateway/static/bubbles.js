@@ -95,7 +95,8 @@ function infoFromRow(row, runs) {
 function toolCalls(row) {
   const box = el("div", { class: "tool-calls" });
   for (const call of row.tool_calls || []) {
-    const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+    const args =
+      typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
     const line = el("div", { class: "tool-call", "data-testid": "tool-call" });
     const text = `${call.name}(${args})`;
     // long arguments (a whole file written) are cut; the full call is the hover text
@@ -188,11 +189,14 @@ export function openStarts(container) {
 /** A live event: replaces the bubble of its request, else goes at the end. */
 export function placeEvent(container, info) {
   const bubble = eventBubble(info);
+  const bubbles = '[data-testid="compaction-bubble"]';
   const sameRequest = info.requestId
-    ? container.querySelector(`[data-testid="compaction-bubble"][data-request-id="${CSS.escape(info.requestId)}"]`)
+    ? container.querySelector(`${bubbles}[data-request-id="${CSS.escape(info.requestId)}"]`)
     : null;
-  const anyStart = container.querySelector('[data-testid="compaction-bubble"][data-state="start"]');
-  const target = sameRequest || (info.state !== "skipped" && info.state !== "start" ? anyStart : null);
+  // an end whose start this page never saw (it came before the socket) replaces any start
+  const ends = info.state === "done" || info.state === "failed";
+  const anyStart = ends ? container.querySelector(`${bubbles}[data-state="start"]`) : null;
+  const target = sameRequest || anyStart;
   if (target) target.replaceWith(bubble);
   else container.append(bubble);
   return bubble;

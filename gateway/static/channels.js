@@ -91,7 +91,8 @@ function formTitle() {
   $("channel-form-title").textContent = editing
     ? t("editChannel", { name: editing.name })
     : t("addChannel");
-  $("channel-api-key").placeholder = editing?.apiKey ? t("apiKeyKeep", { mask: editing.apiKey }) : "";
+  const key = editing?.apiKey;
+  $("channel-api-key").placeholder = key ? t("apiKeyKeep", { mask: key }) : "";
 }
 
 function openForm(channel) {

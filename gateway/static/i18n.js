@@ -130,7 +130,8 @@ const STRINGS = {
     toolResult: "tool result",
     pending: "waiting for the reply…",
     sendFailed: "Not sent: {error}",
-    placeholder: "Type a message, or /compact [focus] to compact (Enter sends, Shift+Enter new line)",
+    placeholder:
+      "Type a message, or /compact [focus] to compact (Enter sends, Shift+Enter new line)",
     send: "Send",
     compactButton: "/compact",
     compactTitle: "Compact this session's context now",
@@ -203,7 +204,8 @@ const STRINGS = {
     forceRemove: "The server refused:\n{error}\n\nRemove it anyway?",
     removed: "Channel {name} removed",
     tokenTitle: "Gateway token needed",
-    tokenHelp: "The gateway asks for its access token (COMPACTION_GATEWAY_TOKEN). It stays in this browser.",
+    tokenHelp:
+      "The gateway asks for its access token (COMPACTION_GATEWAY_TOKEN). It stays in this browser.",
     tokenLabel: "Token",
     ok: "OK",
     connected: "connected",

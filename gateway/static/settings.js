@@ -82,10 +82,11 @@ async function saveAgent(event) {
   const status = $("agent-save-status");
   const head = $("agent-head").value.trim();
   const aux = $("agent-aux").value;
+  const inherit = $("agent-threshold-inherit").checked;
   const body = {
     auxiliaryChannel: aux ? Number(aux) : null,
     compactionStrategy: $("agent-strategy").value || "lossy",
-    thresholdPercent: $("agent-threshold-inherit").checked ? null : Number($("agent-threshold").value),
+    thresholdPercent: inherit ? null : Number($("agent-threshold").value),
     protectFirstN: head ? Number(head) : null,
   };
   try {
