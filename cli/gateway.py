@@ -11,27 +11,13 @@ loopback only and refuses any other host.
 from __future__ import annotations
 
 import argparse
+import importlib
 import ipaddress
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from importlib import resources as package_files
 from typing import Any, TextIO
 
-import uvicorn
-from sqlalchemy.engine import make_url
-
-from cli.common import prepare_database
-from cli.demo import BUNDLED
-from cli.sessions import read_transcript
 from compaction.errors import InvalidConfig
-from gateway import Resources, create_app
-from gateway.embedded import Bundled, Embedded, embedded, is_embedded
-from gateway.resources import GatewayOptions
-from producers.context import Producers
 from service.settings import Settings
-from store.records import mask_url
 
 
 def register(commands: Any) -> None:
@@ -48,31 +34,23 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = Settings()
-    options = GatewayOptions(
-        token=settings.gateway_token, cors_origins=tuple(settings.gateway_cors_origins)
-    )
-    check_host(args.host, options)
-    if options.token is None:
+    check_host(args.host, settings)
+    if settings.gateway_token is None:
         print(
             "compaction gateway: no COMPACTION_GATEWAY_TOKEN set: listening on "
             f"{args.host} only, the API open to anyone on this machine",
             file=sys.stderr,
         )
-    if is_embedded(settings):
-        with embedded(settings, bundled(), options) as running:
-            describe_embedded(running, out)
-            return serve(running.resources, args, out)
-    prepare_database(settings.database_url)  # the SQLite default; a server database: migrate
-    masked_db = make_url(settings.database_url).render_as_string(hide_password=True)
-    print(f"  database: {masked_db}", file=out)
-    print(f"  redis:    {mask_url(settings.redis_url)} (compaction worker runs the jobs)", file=out)
-    resources = Resources(settings, Producers.from_settings(settings), options=options)
-    return serve(resources, args, out)
+    # FastAPI, uvicorn and the chat SDKs take most of a second to import: only this command
+    # pays for them, not every other one.
+    serving = importlib.import_module("cli.gateway_serve")
+    code: int = serving.serve_gateway(settings, args, out)
+    return code
 
 
-def check_host(host: str, options: GatewayOptions) -> None:
+def check_host(host: str, settings: Settings) -> None:
     """Without a token only a loopback address is allowed."""
-    if options.token is None and not is_loopback(host):
+    if settings.gateway_token is None and not is_loopback(host):
         raise InvalidConfig(
             f"--host {host} needs COMPACTION_GATEWAY_TOKEN: without a token the gateway "
             "listens on 127.0.0.1 only"
@@ -86,77 +64,3 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:  # a host name: it may resolve to anything
         return False
-
-
-def bundled() -> list[Bundled]:
-    """The demo's transcripts, one session each (the English one last: newest, listed first)."""
-    found = []
-    for language in ("zh", "en"):
-        source = package_files.files("cli.demo_data").joinpath(BUNDLED[language])
-        with package_files.as_file(source) as path:
-            found.append(Bundled(f"demo-{language}", read_transcript(path)))
-    return found
-
-
-def describe_embedded(running: Embedded, out: TextIO | None) -> None:
-    store = running.resources.producers.store
-    counts = ", ".join(f"{s} ({len(store.load_history(s))} messages)" for s in running.sessions)
-    print("compaction gateway: embedded (no COMPACTION_DATABASE_URL or REDIS_URL set)", file=out)
-    print(f"  database: {running.resources.settings.database_url} (removed on exit)", file=out)
-    print("  redis:    in-process (fakeredis), with an in-process worker", file=out)
-    print("  summary:  offline extractive summarizer until an auxiliary channel is added", file=out)
-    print(f"  sessions: {counts}", file=out)
-
-
-class _Server(uvicorn.Server):
-    """Says where the console is once it listens (the port is known then, even ``--port 0``)."""
-
-    def __init__(self, config: uvicorn.Config, out: TextIO | None) -> None:
-        super().__init__(config)
-        self.out = out
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        if self.started:
-            host, port = self.servers[0].sockets[0].getsockname()[:2]
-            print(f"console: http://{_shown(host)}:{port}/", file=self.out, flush=True)
-
-
-def _shown(host: str) -> str:
-    """The address to open: a wildcard listens on the loopback too."""
-    if host in ("0.0.0.0", "::"):
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host else host
-
-
-def serve(resources: Resources, args: argparse.Namespace, out: TextIO | None) -> int:
-    config = uvicorn.Config(
-        create_app(resources),
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level.lower(),
-        log_config=None,  # uvicorn's records go through the command's JSON lines on stderr
-    )
-    server = _Server(config, out)
-    try:
-        with _stopped_quietly():
-            server.run()
-    except SystemExit:
-        if server.started:
-            raise
-        raise OSError(f"the gateway could not listen on {args.host}:{args.port}") from None
-    return 0
-
-
-@contextmanager
-def _stopped_quietly() -> Iterator[None]:
-    """uvicorn shuts down on SIGINT or SIGTERM, then raises the signal again for the handler
-    it found: this one ignores it, so the embedded services are still stopped and removed and
-    the command exits 0."""
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda *_: None) for sig in signals}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -2,7 +2,8 @@
 ``COMPACTION_DATABASE_URL`` nor ``COMPACTION_REDIS_URL`` configured, the whole product runs in
 the gateway's process on the defaults ``compaction demo`` uses: a migrated SQLite file in a
 temporary folder, an in-process Redis (fakeredis), an in-process worker, the offline
-summarizer, and the bundled transcripts already imported so the console has something to show.
+summarizer and an offline chat model (until channels are added), and the bundled transcripts
+already imported so the console has something to show.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rq.timeouts import TimerDeathPenalty
 
 import producers
 from compaction.messages import Message
+from gateway.chat_model import OfflineChatModel
 from gateway.resources import GatewayOptions, Resources
 from producers.context import Producers
 from service.events import EventPublisher
@@ -37,7 +39,7 @@ from worker.rq_guard import WORKER_OPTIONS
 #: tokens) is past the threshold, so the first message compacts it (and /compact has work)
 AGENT_ID = "demo"
 CONTEXT_WINDOW = 32_000
-#: how long the worker blocks on the queue before it looks whether it should stop
+#: how long the worker waits on an empty queue before it looks whether it should stop
 POLL_S = 1
 
 
@@ -66,27 +68,30 @@ class _ThreadWorker(SimpleWorker):
 
 
 class InProcessWorker:
-    """One worker thread on the embedded queue, running jobs as ``compaction worker`` does
-    (``WORKER_OPTIONS``: the JSON serializer and the job guard)."""
+    """A worker thread on the embedded queue, running jobs as ``compaction worker`` does
+    (``WORKER_OPTIONS``: the JSON serializer and the job guard).
+
+    RQ looks at a stop request only between jobs, never while it waits on an empty queue: so
+    each RQ worker quits after ``POLL_S`` idle and the thread starts a fresh one until told to
+    stop (a blocking wait meanwhile, so a job starts as soon as it is queued)."""
 
     def __init__(self, client: redis.Redis, queue_name: str) -> None:
-        self.worker = _ThreadWorker(
-            [queue_name],
-            connection=client,
-            worker_ttl=POLL_S + 15,  # RQ blocks on the queue for the TTL less 15 seconds
-            **WORKER_OPTIONS,
-        )
+        self.client = client
+        self.queue_name = queue_name
+        self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._work, name="compaction-worker", daemon=True)
 
     def _work(self) -> None:
-        self.worker.work(logging_level="WARNING")
+        while not self.stopping.is_set():
+            worker = _ThreadWorker([self.queue_name], connection=self.client, **WORKER_OPTIONS)
+            worker.work(max_idle_time=POLL_S, logging_level="WARNING")
 
     def start(self) -> None:
         self.thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Ends the loop after the job at hand (RQ checks the flag between dequeues)."""
-        self.worker._stop_requested = True
+        """Ends the loop after the job at hand."""
+        self.stopping.set()
         self.thread.join(timeout)
 
 
@@ -148,6 +153,7 @@ def embedded(
                     producers=context,
                     events_redis=fakeredis.aioredis.FakeRedis(server=server),
                     options=options,
+                    chat_fallback=OfflineChatModel(context.estimator),
                 ),
                 folder,
                 sessions,
