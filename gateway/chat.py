@@ -94,8 +94,8 @@ class Turns:
     async def _turn(self, session_id: str, content: str, model: str | None) -> TurnResult:
         ctx = self.ctx
         message = Message(role="user", content=content)
-        chat_model = await asyncio.to_thread(self._chat_model, session_id, model)
-        self._show(session_id, await asyncio.to_thread(self._store, session_id, message))
+        chat_model, asked = await asyncio.to_thread(self._begin, session_id, model, message)
+        self._show(session_id, asked)
         ensured = await aio.ensure_compacted(
             session_id,
             model=model,
@@ -105,7 +105,7 @@ class Turns:
         )
         completion = await chat_model.reply(ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply = await asyncio.to_thread(self._store, session_id, answer)
+        reply = await asyncio.to_thread(self._store, session_id, answer, asked["seq"])
         self._show(session_id, reply)
         usage = TokenUsage(
             input_tokens=completion.input_tokens,
@@ -116,17 +116,21 @@ class Turns:
         await aio.publish_token_update(session_id, model=model, usage=usage, ctx=ctx)
         return TurnResult(reply, ensured, usage)
 
-    def _chat_model(self, session_id: str, model: str | None) -> ChatModel:
-        """The session's model (``session_not_found`` for an unknown one) and who answers it."""
+    def _begin(
+        self, session_id: str, model: str | None, message: Message
+    ) -> tuple[ChatModel, dict[str, Any]]:
+        """Who answers the session's model (``session_not_found`` for an unknown session,
+        ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
-        return self.models.for_model(session.model)
+        chat_model = self.models.for_model(session.model)
+        return chat_model, self._store(session_id, message, session.info.last_seq)
 
-    def _store(self, session_id: str, message: Message) -> dict[str, Any]:
-        """Append ``message``; its history row."""
+    def _store(self, session_id: str, message: Message, after_seq: int) -> dict[str, Any]:
+        """Append ``message``; its history row (read among the rows after ``after_seq``, a
+        position the session had before: others may have appended meanwhile)."""
         store = self.ctx.store
-        before = store.get_session(session_id).last_seq
         (message_id,) = store.append_messages(session_id, [message])
-        rows = store.load_history(session_id, "full", after_seq=before)
+        rows = store.load_history(session_id, "full", after_seq=after_seq)
         return next(row for row in history_rows(rows) if row["id"] == message_id)
 
     def _show(self, session_id: str, row: dict[str, Any]) -> None:

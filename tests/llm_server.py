@@ -137,6 +137,10 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             head = f"HTTP/1.1 {status} {phrase}\r\n"
             head += "".join(f"{name}: {value}\r\n" for name, value in headers.items()) + "\r\n"
             with suppress(BrokenPipeError, ConnectionResetError):  # the client gave up first
+                if not reply.head_trickle_s and not reply.trickle_s:
+                    # one send: two small ones wait out the client's delayed ACK (~40 ms)
+                    self.wfile.write(head.encode() + data)
+                    return
                 _write(self.wfile, head.encode(), reply.head_trickle_s)
                 _write(self.wfile, data, reply.trickle_s)
 
