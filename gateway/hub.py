@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,10 +46,15 @@ START_WAIT_S = 5.0
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """One JSON object for the session's clients; ``event`` when it is a stream event."""
+    """One JSON object for the session's clients (``text``: encoded once, however many
+    clients); ``event`` when it is a stream event."""
 
     data: dict[str, Any]
     event: AnyEvent | None = None
+    text: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", json.dumps(self.data, ensure_ascii=False))
 
     @property
     def type(self) -> str:

@@ -6,16 +6,22 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gateway.deps import ResourcesDep
+from gateway.schemas import ERRORS, Body, ErrorAnswer
 
-router = APIRouter(tags=["messages"])
+#: what a turn may answer besides the refusals every route may
+TURN_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    409: {"model": ErrorAnswer, "description": "no_chat_model: no channel to answer with"},
+    502: {"model": ErrorAnswer, "description": "llm_error: the chat model failed"},
+    504: {"model": ErrorAnswer, "description": "llm_timeout: the chat model was too slow"},
+}
+router = APIRouter(tags=["messages"], responses=TURN_ERRORS)
 
 
-class MessageIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MessageIn(Body):
     content: str = Field(min_length=1, description="the user's message")
     model: str | None = Field(
         None, description="the model for this turn (else the session's, else its agent's)"

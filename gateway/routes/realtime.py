@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from compaction.errors import CompactionError, SessionNotFound, as_invalid_request
 from gateway.hub import Delivery, Subscription
 from gateway.resources import Resources
 from gateway.routes.chat import MessageIn
+from gateway.schemas import ERRORS, CompactRequest
 from producers import aio
 from service import logs
 
@@ -54,7 +54,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
         await websocket.accept()
         if not await asyncio.to_thread(resources.producers.store.session_exists, session_id):
             found = error(SessionNotFound(f"session {session_id!r} not found"))
-            await websocket.send_json(found.data)
+            await websocket.send_text(found.text)
             await websocket.close(NO_SESSION)
             return
         tasks = {
@@ -73,7 +73,7 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
 
 async def _send(websocket: WebSocket, subscription: Subscription) -> None:
     while (delivery := await subscription.next()) is not None:
-        await websocket.send_text(json.dumps(delivery.data, ensure_ascii=False))
+        await websocket.send_text(delivery.text)
 
 
 async def _receive(websocket: WebSocket, resources: Resources, subscription: Subscription) -> None:
@@ -90,19 +90,16 @@ async def _receive(websocket: WebSocket, resources: Resources, subscription: Sub
             subscription.offer(error(err))
 
 
-class CompactRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SocketCompact(CompactRequest):
     type: Literal["compact"]
-    focus: str | None = None
 
 
-class MessageRequest(MessageIn):
+class SocketMessage(MessageIn):
     type: Literal["message"]
 
 
-_REQUESTS: TypeAdapter[CompactRequest | MessageRequest] = TypeAdapter(
-    Annotated[CompactRequest | MessageRequest, Field(discriminator="type")]
+_REQUESTS: TypeAdapter[SocketCompact | SocketMessage] = TypeAdapter(
+    Annotated[SocketCompact | SocketMessage, Field(discriminator="type")]
 )
 
 
@@ -110,7 +107,7 @@ async def _handle(resources: Resources, subscription: Subscription, text: str) -
     session_id = subscription.session_id
     with as_invalid_request("socket message"):
         request = _REQUESTS.validate_json(text)
-    if isinstance(request, CompactRequest):
+    if isinstance(request, SocketCompact):
         await aio.request_manual(session_id, focus=request.focus or None, ctx=resources.producers)
         return
 
@@ -125,7 +122,17 @@ async def _close(websocket: WebSocket, code: int) -> None:
         await websocket.close(code)
 
 
-@router.get("/api/sessions/{session_id}/events", response_class=StreamingResponse)
+@router.get(
+    "/api/sessions/{session_id}/events",
+    response_class=StreamingResponse,
+    responses={
+        **ERRORS,
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "event: <type>, data: <JSON object> per object; ': ping' comments",
+        },
+    },
+)
 async def session_events(session_id: str, request: Request) -> StreamingResponse:
     """The session's live objects as Server-Sent Events (``event: <type>``, ``data: <JSON>``;
     a ``: ping`` comment every 15 s); the same objects as the WebSocket sends."""
@@ -152,5 +159,4 @@ async def _events(resources: Resources, session_id: str) -> AsyncIterator[str]:
                 continue
             if delivery is None:
                 return
-            data = json.dumps(delivery.data, ensure_ascii=False)
-            yield f"event: {delivery.type}\ndata: {data}\n\n"
+            yield f"event: {delivery.type}\ndata: {delivery.text}\n\n"
