@@ -1,6 +1,7 @@
 """The gateway's guard (docs/architecture.md, "The gateway"): a bearer token on every ``/api``
 and ``/ws`` call when ``COMPACTION_GATEWAY_TOKEN`` is set (a WebSocket may pass it as the
-``token`` query parameter, browsers cannot set its headers), and a cap on request bodies.
+``token`` query parameter, browsers cannot set its headers, and so may an SSE ``GET .../events``),
+and a cap on request bodies.
 
 Pure ASGI middleware: it answers before any route runs, for HTTP and WebSocket alike.
 """
@@ -51,7 +52,7 @@ class Guard:
         given = headers.get(b"authorization", b"")
         if given.startswith(b"Bearer "):
             return hmac.compare_digest(given[7:], expected)
-        if scope["type"] == "websocket":
+        if scope["type"] == "websocket" or _is_event_stream(scope):
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             value = (query.get("token") or [""])[0].encode()
             return bool(value) and hmac.compare_digest(value, expected)
@@ -99,6 +100,12 @@ def documented(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _is_event_stream(scope: Scope) -> bool:
+    """SSE: a browser's ``EventSource`` cannot set headers either, so it may pass ``?token=``."""
+    path: str = scope["path"]
+    return scope["type"] == "http" and scope["method"] == "GET" and path.endswith("/events")
 
 
 class _TooLarge(HTTPException):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -131,3 +132,17 @@ def test_sse_on_an_unknown_session_is_404(gateway: Gateway) -> None:
     response = gateway.client.get("/api/sessions/nobody/events")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "session_not_found"
+
+
+def test_sse_takes_the_token_as_a_query_parameter_as_a_browser_must(gateway: Gateway) -> None:
+    """``EventSource`` cannot set headers: ``?token=`` opens the stream, a wrong one is 401, and
+    the query parameter opens nothing else."""
+    session_id = gateway.store.create_session()
+    path = f"{gateway.url}/api/sessions/{session_id}/events"
+    with httpx.Client(timeout=10) as bare:
+        with bare.stream("GET", path, params={"token": gateway.token}) as ok:
+            assert ok.status_code == 200
+            assert ok.headers["content-type"].startswith("text/event-stream")
+        assert bare.get(path, params={"token": "wrong"}).status_code == 401
+        listing = bare.get(f"{gateway.url}/api/sessions", params={"token": gateway.token})
+        assert listing.status_code == 401
