@@ -5,6 +5,7 @@ gateway")."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,10 @@ from store.records import mask_url
 
 
 def serve_gateway(settings: Settings, args: argparse.Namespace, out: TextIO | None) -> int:
+    # The provider SDKs take seconds to import: once here, not in the first turn that needs a
+    # channel's model (as ``compaction worker`` does before its first job).
+    importlib.import_module("worker.llm.anthropic_client")
+    importlib.import_module("worker.llm.openai_client")
     options = GatewayOptions(
         token=settings.gateway_token, cors_origins=tuple(settings.gateway_cors_origins)
     )

@@ -1,0 +1,163 @@
+"""The console's settings in a real browser (seed §8.5, §8.6, §11): the agent's compaction
+settings save and come back after a reload (blank inherits), the channel form saves, edits and
+removes a channel whose key is never shown; the token dialog; the language switch.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.conftest import Console, Stack, browser_page, screenshot
+from tests.browser.pages import session_at
+
+SECRET = "sk-browser-secret-0123456789abcdef"
+
+
+def open_settings(page: Page) -> None:
+    page.get_by_test_id("settings-toggle").click()
+    expect(page.get_by_test_id("settings-panel")).to_be_visible()
+    expect(page.get_by_test_id("agent-form")).to_be_visible()
+
+
+def agent_of(stack: Stack, session: str) -> str:
+    agent: str = stack.api.get(f"/api/sessions/{session}").json()["agentId"]
+    return agent
+
+
+def test_agent_settings_save_and_come_back(console: Console) -> None:
+    stack = console.stack
+    session = session_at(console, 0.3)
+    agent = agent_of(stack, session)
+    page = console.open(session)
+    open_settings(page)
+    expect(page.get_by_test_id("agent-id")).to_have_text(f"agent: {agent}")
+    inherit = page.get_by_test_id("agent-threshold-inherit")
+    expect(inherit).to_be_checked()
+    expect(page.get_by_test_id("agent-threshold-effective")).to_contain_text("70%")
+    strategy = page.get_by_test_id("agent-strategy-select")
+    expect(strategy).to_have_value("lossy")
+    expect(strategy.locator("option[disabled]")).to_contain_text("more strategies in development")
+    slider = page.get_by_test_id("agent-threshold")
+    expect(slider).to_have_attribute("min", "30")
+    expect(slider).to_have_attribute("max", "95")
+    expect(slider).to_have_attribute("step", "5")
+
+    inherit.uncheck()
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_test_id("agent-threshold-value")).to_have_text("80%")
+    page.get_by_test_id("agent-protect-head").fill("5")
+    aux = page.get_by_test_id("agent-aux-select")
+    aux.select_option(str(stack.aux_channel.id))
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
+    tick = page.get_by_test_id("threshold-tick")
+    expect(tick).to_have_attribute("title", "Auto-compaction threshold 80%")
+    saved = stack.store.get_agent(agent)
+    assert saved is not None
+    assert saved.compaction_threshold_percent == 80
+    assert saved.compaction_protect_first_n == 5
+    assert saved.auxiliary_model_channel_id == stack.aux_channel.id
+    console.shot("agent-saved")
+
+    page.reload()
+    open_settings(page)
+    expect(inherit).not_to_be_checked()
+    expect(slider).to_have_value("80")
+    expect(page.get_by_test_id("agent-protect-head")).to_have_value("5")
+    expect(aux).to_have_value(str(stack.aux_channel.id))
+
+    # blank again: the system's settings apply
+    inherit.check()
+    page.get_by_test_id("agent-protect-head").fill("")
+    aux.select_option("")
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
+    page.reload()
+    open_settings(page)
+    expect(inherit).to_be_checked()
+    expect(page.get_by_test_id("agent-protect-head")).to_have_value("")
+    expect(aux).to_have_value("")
+    expect(tick).to_have_attribute("title", "Auto-compaction threshold 70%")
+    cleared = stack.store.get_agent(agent)
+    assert cleared is not None
+    assert cleared.compaction_threshold_percent is None
+    assert cleared.compaction_protect_first_n is None
+    assert cleared.auxiliary_model_channel_id is None
+
+
+def test_channel_form_saves_edits_and_removes(console: Console) -> None:
+    stack = console.stack
+    name = f"deepseek-{uuid.uuid4().hex[:6]}"
+    page = console.open(session_at(console, 0.3))
+    open_settings(page)
+    page.get_by_test_id("channel-add").click()
+    expect(page.get_by_test_id("channel-form")).to_be_visible()
+    page.get_by_test_id("channel-name").fill(name)
+    page.get_by_test_id("channel-provider").select_option("deepseek")
+    page.get_by_test_id("channel-model").fill("deepseek-chat")
+    page.get_by_test_id("channel-base-url").fill("https://api.deepseek.com/v1")
+    page.get_by_test_id("channel-api-key").fill(SECRET)
+    page.get_by_test_id("channel-auxiliary").check()
+    page.get_by_test_id("channel-save").click()
+
+    item = page.locator(f"[data-testid=channel-item][data-name='{name}']")
+    expect(item).to_be_visible()
+    expect(item.get_by_test_id("channel-auxiliary-tag")).to_be_visible()
+    expect(item.get_by_test_id("channel-default-tag")).to_have_count(0)
+    expect(item).to_contain_text(re.compile(r"deepseek · deepseek-chat · .*sk-…cdef"))
+    assert SECRET not in page.content()
+    console.shot("channel-added")
+
+    page.reload()
+    open_settings(page)
+    expect(item).to_be_visible()
+    expect(page.get_by_test_id("agent-aux-select").locator("option")).to_contain_text([name])
+    item.get_by_test_id("channel-edit").click()
+    expect(page.get_by_test_id("channel-form-title")).to_have_text(f"Edit channel {name}")
+    key = page.get_by_test_id("channel-api-key")
+    expect(key).to_have_value("")
+    expect(key).to_have_attribute("placeholder", "saved sk-…cdef; leave blank to keep")
+    page.get_by_test_id("channel-model").fill("deepseek-reasoner")
+    page.get_by_test_id("channel-save").click()
+    expect(item).to_contain_text("deepseek-reasoner")
+    channel_id = int(item.get_attribute("data-channel-id") or 0)
+    stored = stack.store.get_channel(channel_id)
+    assert stored.model == "deepseek-reasoner"
+    assert stored.api_key is not None and stored.api_key.get_secret_value() == SECRET
+
+    item.get_by_test_id("channel-remove").click()
+    expect(item).to_have_count(0)
+    expect(page.get_by_test_id("channel-message")).to_have_text(f"Channel {name} removed")
+
+
+def test_the_token_dialog(browser: Browser, stack: Stack) -> None:
+    """A browser that has no token is asked for it once, then keeps it."""
+    with browser_page(browser, "test_the_token_dialog") as page:
+        page.goto(stack.url)
+        dialog = page.get_by_test_id("token-dialog")
+        expect(dialog).to_be_visible()
+        screenshot(page, "test_the_token_dialog-asked")
+        page.get_by_test_id("token-input").fill(stack.token)
+        page.get_by_test_id("token-submit").click()
+        expect(dialog).to_be_hidden()
+        expect(page.get_by_test_id("session-item").first).to_be_visible()
+        page.reload()
+        expect(page.locator("[data-testid=connection-status][data-state=open]")).to_be_visible()
+        expect(dialog).to_be_hidden()
+
+
+def test_the_language_follows_the_browser_and_switches(console_zh: Console) -> None:
+    page = console_zh.open(session_at(console_zh, 0.3))
+    expect(page.get_by_role("heading", level=1)).to_have_text("上下文压缩控制台")
+    expect(page.get_by_test_id("status-text")).to_contain_text("阈值 70% · 已压缩 0 次")
+    page.get_by_test_id("lang-select").select_option("en")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Context compaction console")
+    expect(page.get_by_test_id("status-text")).to_contain_text("threshold 70% · compacted 0 times")
+    page.reload()
+    expect(page.get_by_test_id("status-text")).to_contain_text("threshold 70%")
+    expect(page.get_by_test_id("lang-select")).to_have_value("en")
