@@ -132,13 +132,13 @@ def _console_address(log: Path, process: subprocess.Popen[bytes]) -> str:
     pytest.fail(f"compaction gateway did not start:\n{log.read_text()[-3000:]}", pytrace=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chat_llm() -> Iterator[FakeLLM]:
     with serve() as fake:
         yield fake
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def stack(
     llm_server: FakeLLM, chat_llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
@@ -193,7 +193,10 @@ def chat(stack: Stack) -> FakeLLM:
     return stack.chat
 
 
-@pytest.fixture(scope="session")
+# Package-scoped (tests/browser is a package): Playwright's sync API keeps an event loop
+# running on the main thread while it is started, so it ends with the browser tests, before
+# the tests that run asyncio.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         pytest.fail(
