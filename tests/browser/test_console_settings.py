@@ -27,62 +27,65 @@ def agent_of(stack: Stack, session: str) -> str:
     return agent
 
 
+def expect_form(page: Page, threshold: str | None, head: str, aux: str) -> None:
+    """The agent form after a reload: ``threshold`` None is "inherit" checked."""
+    page.reload()
+    open_settings(page)
+    inherit = page.get_by_test_id("agent-threshold-inherit")
+    if threshold is None:
+        expect(inherit).to_be_checked()
+        expect(page.get_by_test_id("agent-threshold-effective")).to_contain_text("70%")
+    else:
+        expect(inherit).not_to_be_checked()
+        expect(page.get_by_test_id("agent-threshold")).to_have_value(threshold)
+    expect(page.get_by_test_id("agent-protect-head")).to_have_value(head)
+    expect(page.get_by_test_id("agent-aux-select")).to_have_value(aux)
+
+
+def save_agent(page: Page, shown_threshold: int) -> None:
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
+    expect(page.get_by_test_id("threshold-tick")).to_have_attribute(
+        "title", f"Auto-compaction threshold {shown_threshold}%"
+    )
+
+
 def test_agent_settings_save_and_come_back(console: Console) -> None:
     stack = console.stack
     session = session_at(console, 0.3)
     agent = agent_of(stack, session)
     page = console.open(session)
-    open_settings(page)
+    expect_form(page, None, "", "")
     expect(page.get_by_test_id("agent-id")).to_have_text(f"agent: {agent}")
-    inherit = page.get_by_test_id("agent-threshold-inherit")
-    expect(inherit).to_be_checked()
-    expect(page.get_by_test_id("agent-threshold-effective")).to_contain_text("70%")
     strategy = page.get_by_test_id("agent-strategy-select")
     expect(strategy).to_have_value("lossy")
     expect(strategy.locator("option[disabled]")).to_contain_text("more strategies in development")
     slider = page.get_by_test_id("agent-threshold")
-    expect(slider).to_have_attribute("min", "30")
-    expect(slider).to_have_attribute("max", "95")
-    expect(slider).to_have_attribute("step", "5")
+    for name, value in {"min": "30", "max": "95", "step": "5"}.items():
+        expect(slider).to_have_attribute(name, value)
 
-    inherit.uncheck()
+    page.get_by_test_id("agent-threshold-inherit").uncheck()
     slider.focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     expect(page.get_by_test_id("agent-threshold-value")).to_have_text("80%")
     page.get_by_test_id("agent-protect-head").fill("5")
-    aux = page.get_by_test_id("agent-aux-select")
-    aux.select_option(str(stack.aux_channel.id))
-    page.get_by_test_id("agent-save").click()
-    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
-    tick = page.get_by_test_id("threshold-tick")
-    expect(tick).to_have_attribute("title", "Auto-compaction threshold 80%")
+    page.get_by_test_id("agent-aux-select").select_option(str(stack.aux_channel.id))
+    save_agent(page, 80)
     saved = stack.store.get_agent(agent)
     assert saved is not None
     assert saved.compaction_threshold_percent == 80
     assert saved.compaction_protect_first_n == 5
     assert saved.auxiliary_model_channel_id == stack.aux_channel.id
     console.shot("agent-saved")
-
-    page.reload()
-    open_settings(page)
-    expect(inherit).not_to_be_checked()
-    expect(slider).to_have_value("80")
-    expect(page.get_by_test_id("agent-protect-head")).to_have_value("5")
-    expect(aux).to_have_value(str(stack.aux_channel.id))
+    expect_form(page, "80", "5", str(stack.aux_channel.id))
 
     # blank again: the system's settings apply
-    inherit.check()
+    page.get_by_test_id("agent-threshold-inherit").check()
     page.get_by_test_id("agent-protect-head").fill("")
-    aux.select_option("")
-    page.get_by_test_id("agent-save").click()
-    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
-    page.reload()
-    open_settings(page)
-    expect(inherit).to_be_checked()
-    expect(page.get_by_test_id("agent-protect-head")).to_have_value("")
-    expect(aux).to_have_value("")
-    expect(tick).to_have_attribute("title", "Auto-compaction threshold 70%")
+    page.get_by_test_id("agent-aux-select").select_option("")
+    save_agent(page, 70)
+    expect_form(page, None, "", "")
     cleared = stack.store.get_agent(agent)
     assert cleared is not None
     assert cleared.compaction_threshold_percent is None
