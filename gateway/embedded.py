@@ -23,7 +23,6 @@ import redis
 from rq import SimpleWorker
 from rq.timeouts import TimerDeathPenalty
 
-import producers
 from compaction.messages import Message
 from gateway.chat_model import OfflineChatModel
 from gateway.resources import GatewayOptions, Resources
@@ -143,7 +142,6 @@ def embedded(
         runtime.install(
             runtime.Runtime(settings=settings, store=store, redis=client, publisher=publisher)
         )
-        producers.configure(context)  # the module-level producers use the same services
         worker = InProcessWorker(client, settings.queue_name)
         worker.start()
         try:
@@ -160,7 +158,6 @@ def embedded(
             )
         finally:
             worker.stop()
-            producers.configure(None)
             runtime.install(None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
