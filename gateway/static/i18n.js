@@ -117,7 +117,7 @@ const STRINGS = {
     noSessions: "No sessions yet",
     noSession: "Pick or create a session",
     sessionTokens: "{used}/{max} tokens",
-    sessionCompactions: "compacted {n} times",
+    sessionCompactions: "compacted {n} time{s}",
     toFull: "Show the full history",
     toCompacted: "Switch back to the compacted view",
     fullBanner: "Showing the full history (compacted messages included)",
@@ -135,7 +135,7 @@ const STRINGS = {
     send: "Send",
     compactButton: "/compact",
     compactTitle: "Compact this session's context now",
-    status: "{used}/{max} tokens · threshold {t}% · compacted {n} times",
+    status: "{used}/{max} tokens · threshold {t}% · compacted {n} time{s}",
     statusCompacting: "Compacting context...",
     thresholdTick: "Auto-compaction threshold {t}%",
     breakdownTitle: "Token breakdown (estimated)",
@@ -147,8 +147,8 @@ const STRINGS = {
     bdToolLoop: "tool loop",
     bdLastCall: "last call: input {i} · output {o} · total {total}",
     bubbleStart: "Compacting context...",
-    bubbleDone: "Context compacted · {n} messages removed · {p}% tokens saved",
-    bubblePruned: ", {n} tool outputs pruned",
+    bubbleDone: "Context compacted · {n} message{s} removed · {p}% tokens saved",
+    bubblePruned: ", {n} tool output{s} pruned",
     viewSummary: "View summary",
     undo: "Undo",
     bubbleFailed: "Compaction failed: {error}",
@@ -160,7 +160,7 @@ const STRINGS = {
     skip_nothing_to_compact: "Nothing to compact",
     skip_below_threshold: "Below the threshold: nothing to do",
     skip_suppressed: "Compacted a moment ago: not again yet",
-    bubbleRestored: "Compaction undone · {n} messages restored",
+    bubbleRestored: "Compaction undone · {n} message{s} restored",
     drawerTitle: "Compaction summary",
     close: "Close",
     summaryMissing: "This summary is gone (the compaction may have been undone).",
@@ -212,7 +212,7 @@ const STRINGS = {
     reconnecting: "reconnecting…",
     language: "Language",
     importFailed: "Import failed: {error}",
-    imported: "{n} messages imported",
+    imported: "{n} message{s} imported",
     you: "you",
     assistant: "assistant",
     system: "system",
@@ -250,7 +250,9 @@ export function onLangChange(fn) {
 /** The string `key` in the current language, `{name}` placeholders filled from `params`. */
 export function t(key, params = {}) {
   const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
+  // {s}: the English plural ending of a count {n} ("1 time", "2 times").
+  const all = "n" in params ? { s: Number(params.n) === 1 ? "" : "s", ...params } : params;
+  return text.replace(/\{(\w+)\}/g, (m, name) => (name in all ? String(all[name]) : m));
 }
 
 export function has(key) {

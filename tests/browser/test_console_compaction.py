@@ -63,7 +63,7 @@ def test_a_message_past_the_threshold_compacts_first(console: Console) -> None:
     expect(replies(page).last).to_contain_text(REPLY)
     expect(page.get_by_test_id("pending-note")).to_have_count(0)
     expect(bar).to_have_attribute("data-band", "green")
-    expect(page.get_by_test_id("status-text")).to_contain_text("compacted 1 times")
+    expect(page.get_by_test_id("status-text")).to_contain_text("compacted 1 time")
     # the model read the compacted view: the summary, not the conversation it replaced
     assert SUMMARY in stack.chat.bodies_text()
     assert "batch 2:" not in stack.chat.bodies_text()
@@ -125,7 +125,7 @@ def test_the_button_compacts_and_a_reload_keeps_the_bubble(console: Console) -> 
     done = bubbles(page, "done").get_by_test_id("bubble-text")
     expect(done).to_have_text(DONE)
     said = done.inner_text()
-    expect(page.get_by_test_id("status-text")).to_contain_text("compacted 1 times")
+    expect(page.get_by_test_id("status-text")).to_contain_text("compacted 1 time")
 
     page.reload()
     expect(bubbles(page)).to_have_count(1)
