@@ -99,25 +99,6 @@ def settings() -> Iterator[dict[str, str]]:
         yield values
 
 
-@pytest.fixture(scope="module")
-def worker(
-    settings: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[subprocess.Popen[bytes]]:
-    with worker_process(settings, tmp_path_factory.mktemp("worker")) as process:
-        yield process
-
-
-@pytest.fixture
-def cli(
-    settings: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    keep_logging: None,
-) -> Cli:
-    return in_process(settings, monkeypatch, capsys, tmp_path)
-
-
 def history(cli: Cli, session: str, view: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = json.loads(
         cli("history", session, "--view", view, "--json").stdout

@@ -20,8 +20,6 @@ from tests.e2e.test_cli import (
     add_auxiliary_channel,
     environment,
     history,
-    in_process,
-    worker_process,
 )
 from tests.fakes import TRANSCRIPTS
 from tests.llm_server import FakeLLM
@@ -34,25 +32,6 @@ SEED_TRANSCRIPT = TRANSCRIPTS / "taubench_airline_idx52.json"
 def settings() -> Iterator[dict[str, str]]:
     with environment() as values:  # the defaults: no window, threshold or head set
         yield values
-
-
-@pytest.fixture(scope="module")
-def worker(
-    settings: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[subprocess.Popen[bytes]]:
-    with worker_process(settings, tmp_path_factory.mktemp("worker")) as process:
-        yield process
-
-
-@pytest.fixture
-def cli(
-    settings: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    keep_logging: None,
-) -> Cli:
-    return in_process(settings, monkeypatch, capsys, tmp_path)
 
 
 def forty_messages(folder: Path) -> Path:
