@@ -212,3 +212,24 @@ class CompactionRun(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     restored_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ContextTokenStat(Base):
+    """One model call's context: its tokens per segment and the compaction decision taken
+    before it (docs/architecture.md, "Tables")."""
+
+    __tablename__ = "context_token_stat"
+    __table_args__ = (Index("ix_context_token_stat_session", "session_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_session.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    model: Mapped[str | None] = mapped_column(String(128))
+    #: segment name -> estimated tokens (compaction.segments.SEGMENTS)
+    tokens: Mapped[dict[str, int]] = mapped_column(Json)
+    total_tokens: Mapped[int] = mapped_column(Integer)
+    threshold_tokens: Mapped[int | None] = mapped_column(Integer)
+    #: the pre-call hook's status (``below_threshold``, ``enqueued``, ``compacted``...)
+    decision: Mapped[str] = mapped_column(String(32))
+    #: the chat model's usage for the call: inputTokens, outputTokens
+    usage: Mapped[dict[str, int] | None] = mapped_column(Json)

@@ -169,6 +169,7 @@ TABLES = {
     "dict_type",
     "dict_info",
     "compaction_run",
+    "context_token_stat",
 }
 
 
