@@ -21,6 +21,7 @@ from store.history import History
 from store.listing import Listing
 from store.runs import RunLog
 from store.sessions import Sessions
+from store.token_stats import TokenStats
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -50,6 +51,7 @@ class Store:
         self.auxiliary = Auxiliary(factory)
         self.agents = Agents(factory)
         self.listing = Listing(factory)
+        self.token_stats_log = TokenStats(factory)
 
     create_agent = _Via("sessions", Sessions.create_agent)
     create_session = _Via("sessions", Sessions.create_session)
@@ -87,3 +89,6 @@ class Store:
     list_sessions = _Via("listing", Listing.list_sessions)
     session_listing = _Via("listing", Listing.session_listing)
     list_agents = _Via("listing", Listing.list_agents)
+
+    record_token_stat = _Via("token_stats_log", TokenStats.record_token_stat)
+    token_stats = _Via("token_stats_log", TokenStats.token_stats)

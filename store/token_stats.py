@@ -1,0 +1,103 @@
+"""Per-turn token statistics (docs/architecture.md, "Tables"): after each model call the
+gateway records the context's tokens per segment and the compaction decision; context stats
+read the latest rows. A session keeps its newest ``KEEP_PER_SESSION`` rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from store.db import Repository, read_session, write_session
+from store.history import require_session
+from store.models import ContextTokenStat
+
+#: rows a session keeps; older ones are deleted as new ones come
+KEEP_PER_SESSION = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class TokenStat:
+    session_id: str
+    tokens: dict[str, int]
+    total_tokens: int
+    decision: str
+    threshold_tokens: int | None = None
+    model: str | None = None
+    #: the chat model's usage for the call (``inputTokens``, ``outputTokens``)
+    usage: dict[str, int] | None = None
+    id: int | None = None
+    created_at: datetime | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "createdAt": self.created_at.isoformat() if self.created_at else None,
+            "model": self.model,
+            "tokensBySegment": self.tokens,
+            "totalTokens": self.total_tokens,
+            "thresholdTokens": self.threshold_tokens,
+            "decision": self.decision,
+            "usage": self.usage,
+        }
+
+
+class TokenStats(Repository):
+    def record_token_stat(self, stat: TokenStat) -> int:
+        """Store one turn's figures (``session_not_found`` for an unknown session); the id."""
+        with write_session(self.factory) as session:
+            require_session(session, stat.session_id)
+            row = ContextTokenStat(
+                session_id=stat.session_id,
+                model=stat.model,
+                tokens=dict(stat.tokens),
+                total_tokens=stat.total_tokens,
+                threshold_tokens=stat.threshold_tokens,
+                decision=stat.decision,
+                usage=stat.usage,
+            )
+            session.add(row)
+            session.flush()
+            # The newest row past the ones kept, found on the (session_id, id) index.
+            past = session.scalar(
+                select(ContextTokenStat.id)
+                .where(ContextTokenStat.session_id == stat.session_id)
+                .order_by(ContextTokenStat.id.desc())
+                .offset(KEEP_PER_SESSION)
+                .limit(1)
+            )
+            if past is not None:
+                session.execute(
+                    delete(ContextTokenStat).where(
+                        ContextTokenStat.session_id == stat.session_id,
+                        ContextTokenStat.id <= past,
+                    )
+                )
+            return row.id
+
+    def token_stats(self, session_id: str, limit: int = 10) -> list[TokenStat]:
+        """The session's newest ``limit`` rows, newest first."""
+        with read_session(self.factory) as session:
+            rows = session.scalars(
+                select(ContextTokenStat)
+                .where(ContextTokenStat.session_id == session_id)
+                .order_by(ContextTokenStat.id.desc())
+                .limit(limit)
+            )
+            return [_stat(r) for r in rows]
+
+
+def _stat(row: ContextTokenStat) -> TokenStat:
+    return TokenStat(
+        session_id=row.session_id,
+        tokens=dict(row.tokens),
+        total_tokens=row.total_tokens,
+        decision=row.decision,
+        threshold_tokens=row.threshold_tokens,
+        model=row.model,
+        usage=row.usage,
+        id=row.id,
+        created_at=row.created_at,
+    )
