@@ -20,7 +20,7 @@ from compaction.chunks import Chunk, fit, plan
 from compaction.config import CompactionConfig
 from compaction.errors import SummaryTooLong, SummaryTooShort
 from compaction.messages import Message
-from compaction.prompts import Language, build_prompt, strip_prefix, summary_prefix
+from compaction.prompts import HISTORY, Language, PromptSet
 from compaction.redact import Rules, Secrets, redact, redact_many, rules_for
 from compaction.serialize import serialize
 from compaction.storable import storable
@@ -56,12 +56,14 @@ class SummaryRequest:
     max_tokens: int = 0
     #: how ``max_tokens`` is counted (the config's estimator)
     estimate: TextEstimator = field(default=text_estimator(), repr=False, compare=False)
+    #: the kind of summary asked for: its templates and fixed opening (the history's, the loop's)
+    prompts: PromptSet = field(default=HISTORY, repr=False, compare=False)
 
     def accepted(self, reply: str) -> str:
         """The summary body the engine keeps of a reply: stripped, without an opening the
         model copied. Raises ``SummaryTooShort`` or ``SummaryTooLong`` where the engine refuses
         it; a summarizer with a fallback calls it to decide on the engine's rules."""
-        body = strip_prefix(reply.strip())
+        body = self.prompts.strip(reply.strip())
         if len(body) < self.min_chars:
             raise SummaryTooShort(
                 f"the summary has {len(body)} characters, under the minimum of {self.min_chars}"
@@ -126,11 +128,12 @@ def summarize(
     focus: str | None,
     head: Sequence[Message],
     lap: Callable[[str], None],
+    prompts: PromptSet = HISTORY,
 ) -> Summary:
     """The summary message's content; ``lap`` is called at the end of each step (timings).
     ``middle_tokens`` (the middle's estimate) sets the budget (docs/architecture.md, "The
-    algorithm", phase 3)."""
-    previous_body, previous_ledger = _previous(middle, previous_summary)
+    algorithm", phase 3); ``prompts`` is the kind of summary (the history's by default)."""
+    previous_body, previous_ledger = _previous(middle, previous_summary, prompts)
     material = _prepare(middle, config)
     # What redaction takes out of the turns in context, kept out of what is made from them
     # without it: the ledger's items, a summary quoting the turns.
@@ -143,7 +146,9 @@ def summarize(
     )
     lap("ledger")
     scrub = redact if config.redact_secrets else _identity
-    first = _first(config, scrub(previous_body or ""), scrub(focus or ""), language, middle_tokens)
+    first = _first(
+        config, scrub(previous_body or ""), scrub(focus or ""), language, middle_tokens, prompts
+    )
     # What a call holds besides its turns: the frame and the summary so far (capped).
     fixed = config.summary_max_tokens + _frame(first, first.focus)
     chunks = plan(
@@ -158,7 +163,7 @@ def summarize(
     lap("summarize")
     kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
     # The model's text goes to the database: what no database stores is replaced, not refused.
-    parts = [summary_prefix(language), storable(folded.body), ledger.render(kept, language)]
+    parts = [prompts.prefix[language], storable(folded.body), ledger.render(kept, language)]
     text = "\n\n".join(p for p in parts if p)
     return Summary(
         secrets.hide(redact(text)) if config.redact_secrets else text,
@@ -185,7 +190,12 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
 
 
 def _first(
-    config: CompactionConfig, previous: str, focus: str, language: Language, middle_tokens: int
+    config: CompactionConfig,
+    previous: str,
+    focus: str,
+    language: Language,
+    middle_tokens: int,
+    prompts: PromptSet,
 ) -> SummaryRequest:
     """What every call shares. The previous summary is cut to ``summary_max_tokens`` (the room
     a call keeps for it), and a focus to what leaves the turns ``_MIN_TURNS_TOKENS``."""
@@ -199,6 +209,7 @@ def _first(
         min_chars=config.min_summary_chars,
         max_tokens=SUMMARY_LIMIT_FACTOR * config.summary_max_tokens,
         estimate=estimate,
+        prompts=prompts,
     )
     room = config.summary_input_max_tokens - config.summary_max_tokens - _MIN_TURNS_TOKENS
     return replace(first, focus=fit(focus, room - _frame(first, None), estimate) or None)
@@ -208,14 +219,14 @@ def _frame(request: SummaryRequest, focus: str | None) -> int:
     """The most a call's prompt holds besides the summary so far and the turns, with either
     template, plus a token for each of the two places they go in (``compaction/chunks.py``)."""
     prompts = (
-        build_prompt(request.language, "", request.budget_tokens, previous, focus)
+        request.prompts.build(request.language, "", request.budget_tokens, previous, focus)
         for previous in (None, "-")
     )
     return max(map(request.estimate, prompts)) + 2
 
 
 def _previous(
-    middle: Sequence[Message], previous_summary: str | None
+    middle: Sequence[Message], previous_summary: str | None, prompts: PromptSet
 ) -> tuple[str | None, ledger.Ledger | None]:
     """The body and the ledger of the summary this one updates: the one given, else the
     latest summary inside the middle."""
@@ -224,7 +235,7 @@ def _previous(
         previous_summary = earlier[-1].content if earlier else None
     if not previous_summary:
         return None, None
-    return ledger.parse(strip_prefix(previous_summary))
+    return ledger.parse(prompts.strip(previous_summary))
 
 
 def _fold(
@@ -243,7 +254,9 @@ def _fold(
         text = chunk.text(material.entries)
         request = replace(
             first,
-            prompt=build_prompt(first.language, text, first.budget_tokens, running, first.focus),
+            prompt=first.prompts.build(
+                first.language, text, first.budget_tokens, running, first.focus
+            ),
             serialized=text,
             previous_summary=running,
             chunk_index=number,
