@@ -1,0 +1,164 @@
+"""The loop stage: the older steps of the current task's tool loop summarized into one execution
+summary (docs/architecture.md, "The algorithm").
+
+The loop is what follows the latest real user request: assistant steps (an assistant message
+and the results of its tool calls). ``compact()`` keeps that request and, usually, everything
+after it; an agent that runs hundreds of steps on one request stays over its budget however
+short the history gets. ``compact_loop`` summarizes the loop's older steps instead, keeping the
+request and the most recent steps verbatim and every step whole. An execution summary already
+at the start of the loop is folded into the new one (its text is the previous summary, its
+turns are never read again), so the loop has at most one.
+
+Pure like the engine: the summarizer is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from compaction.assembly import ORPHAN_RESULT, assemble
+from compaction.boundaries import summarizable
+from compaction.config import CompactionConfig
+from compaction.engine import CompactionResult
+from compaction.errors import MessageTooLarge, NothingToCompact
+from compaction.messages import Message, last_real_user_index
+from compaction.prompts import Language, detect_language
+from compaction.prompts_loop import LOOP, LOOP_MARKER
+from compaction.summary import Summarizer, summarize
+from compaction.tokens import estimate_tokens
+from compaction.validate import ensure_valid
+
+__all__ = ["RECENT_STEPS", "LoopResult", "compact_loop", "is_loop_summary"]
+
+#: Assistant steps kept verbatim at the end of the loop, at the least.
+RECENT_STEPS = 3
+
+
+@dataclass
+class LoopResult(CompactionResult):
+    """A ``CompactionResult`` whose ``middle`` is the loop's older part (from just after the
+    request); ``summary_message`` is the execution summary placed there."""
+
+    #: assistant steps kept verbatim after the summary
+    recent_steps: int = 0
+    #: whether an earlier execution summary was folded into this one
+    folded_previous: bool = False
+
+
+def is_loop_summary(message: Message) -> bool:
+    """An execution summary: a summary (``is_summary``, set by the engine or the store, never
+    inferred) whose text opens with ``LOOP_MARKER``."""
+    return message.is_summary and message.content.startswith(LOOP_MARKER)
+
+
+def compact_loop(
+    messages: Iterable[Message],
+    config: CompactionConfig,
+    summarizer: Summarizer,
+    *,
+    keep_recent_steps: int = RECENT_STEPS,
+    previous_loop_summary: str | None = None,
+    language: Language | None = None,
+) -> LoopResult:
+    """Summarize the loop's older steps when ``messages`` are at or over the threshold; under it,
+    return them unchanged (``summarized=False``). The recent steps kept are at least
+    ``keep_recent_steps``, more while they fit the config's tail budget. ``previous_loop_summary``
+    (the stored one) wins over a summary found at the start of the loop.
+
+    Raises ``NothingToCompact`` when the loop has no older part (under two messages),
+    ``MessageTooLarge`` when the request or a recent step's message alone is over the threshold.
+    """
+    items = list(messages)
+    ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
+    estimate = config.estimator()
+    counts = [estimate_tokens(m, estimate) for m in items]
+    tokens = sum(counts)
+    if language is None:
+        language = (
+            detect_language(items) if config.summary_language == "auto" else config.summary_language
+        )
+    if tokens < config.threshold_tokens:
+        return LoopResult(items, tokens, tokens, summarized=False, language=language)
+    start, end, steps = _bounds(items, counts, config, keep_recent_steps)
+    middle = items[start:end]
+    summary = summarize(
+        middle,
+        config,
+        summarizer,
+        previous_summary=previous_loop_summary,
+        middle_tokens=sum(counts[start:end]),
+        language=language,
+        focus=None,
+        head=items[:start],
+        lap=_no_lap,
+        prompts=LOOP,
+    )
+    message = Message(role="user", content=summary.text, is_summary=True)
+    out = assemble(items[:start], message, items[end:], ORPHAN_RESULT[language])
+    ensure_valid(out, provider="openai")
+    return LoopResult(
+        out,
+        tokens,
+        sum(estimate_tokens(m, estimate) for m in out),
+        summarized=True,
+        compressed_ids=[m.id for m in middle if m.id is not None],
+        removed_count=len(middle),
+        summary_text=summary.text,
+        summary_message=message,
+        language=language,
+        middle=(start, end),
+        chunks=summary.chunks,
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        ledger_items=summary.ledger_items,
+        ledger_dropped=summary.ledger_dropped,
+        recent_steps=steps,
+        folded_previous=previous_loop_summary is not None or middle[0].is_summary,
+    )
+
+
+def _bounds(
+    items: Sequence[Message], counts: Sequence[int], config: CompactionConfig, keep: int
+) -> tuple[int, int, int]:
+    """``(start, end, steps)``: ``items[start:end]`` is the loop's older part, ``items[end:]``
+    the ``steps`` recent steps kept verbatim."""
+    request = last_real_user_index(items)
+    if request is None:
+        raise NothingToCompact("no user request: the loop is what follows the latest one")
+    start = request + 1
+    # An earlier summary at the start of the loop is folded, never counted as a step.
+    floor = start + 1 if start < len(items) and items[start].is_summary else start
+    end, steps = _recent(items, counts, floor, config.tail_token_budget, keep)
+    if not summarizable(items[start:end]):
+        raise NothingToCompact(
+            f"the loop before its {steps} most recent step(s) holds {end - start} message(s)"
+        )
+    for index in [request, *range(end, len(items))]:
+        if counts[index] >= config.threshold_tokens:
+            raise MessageTooLarge(
+                f"message {index} alone is ~{counts[index]} tokens, over the threshold of "
+                f"{config.threshold_tokens}; split it"
+            )
+    return start, end, steps
+
+
+def _recent(
+    items: Sequence[Message], counts: Sequence[int], floor: int, budget: int, keep: int
+) -> tuple[int, int]:
+    """Where the recent steps start, and how many: whole steps (a message and the tool results
+    after it) counted back from the end, at least ``keep``, more while they fit ``budget``."""
+    at, total, steps = len(items), 0, 0
+    while at > floor:
+        begin = at - 1
+        while begin > floor and items[begin].role == "tool":
+            begin -= 1
+        size = sum(counts[begin:at])
+        if steps >= keep and total + size > budget:
+            break
+        at, total, steps = begin, total + size, steps + 1
+    return at, steps
+
+
+def _no_lap(_phase: str) -> None:
+    """The loop stage reports no per-phase timings."""
