@@ -130,11 +130,17 @@ def run_stats(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print(
         "by role:    " + ", ".join(f"{k} {v:,}" for k, v in stats["tokensByRole"].items()), file=out
     )
-    seg = stats["tokensBySegment"]
     print(
-        f"by segment: conversation {seg['conversation']:,}, tool loop {seg['tool_loop']:,}",
+        "by segment: " + ", ".join(f"{k} {v:,}" for k, v in stats["tokensBySegment"].items()),
         file=out,
     )
+    turn = stats["latestTurn"]
+    if turn:
+        print(
+            f"last turn:  {turn['decision']}, ~{turn['totalTokens']:,} tokens sent "
+            f"(budget {turn['thresholdTokens'] or 0:,}), {turn['createdAt']}",
+            file=out,
+        )
     last = stats["lastRun"]
     if last:
         code = f" [{last['code']}]" if last["code"] else ""

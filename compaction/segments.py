@@ -59,9 +59,9 @@ def tokens_by_segment(
     messages: Sequence[Message],
     token_counts: Sequence[int],
     tags: Sequence[Segment | None] | None = None,
-) -> dict[Segment, int]:
+) -> dict[str, int]:
     """Tokens per segment, every segment present (0 when empty)."""
-    totals: dict[Segment, int] = dict.fromkeys(SEGMENTS, 0)
+    totals: dict[str, int] = dict.fromkeys(SEGMENTS, 0)
     for segment, tokens in zip(segment_of(messages, tags), token_counts, strict=True):
         totals[segment] += tokens
     return totals

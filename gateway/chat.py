@@ -2,8 +2,10 @@
 user's message is stored, the pre-call check runs (``producers.aio.ensure_compacted``, which
 waits while a compaction of the session is queued or running, so a message sent meanwhile is
 answered from the compacted view), the chat model answers, its reply is stored and
-``token_update`` carries its usage. Both stored messages go to every client of the session on
-this process (the hub), and the turns of one session run one at a time in this process.
+``token_update`` carries its usage; the call's tokens per segment and the pre-call decision
+are recorded (``producers.stats.record_turn``). Both stored messages go to every client of the
+session on this process (the hub), and the turns of one session run one at a time in this
+process.
 
 A turn that cannot be answered (no chat model, the session unknown) stores nothing; one whose
 model call fails keeps the user's message, without a reply.
@@ -24,6 +26,7 @@ from gateway.hub import Hub
 from producers import aio
 from producers.context import Producers
 from producers.ensure import Ensured
+from producers.stats import record_turn
 from producers.views import history_rows
 
 
@@ -113,6 +116,7 @@ class Turns:
             total_tokens=completion.input_tokens + completion.output_tokens,
             api_calls=1,
         )
+        await asyncio.to_thread(record_turn, ctx, session_id, ensured, usage, chat_model.name)
         await aio.publish_token_update(session_id, model=model, usage=usage, ctx=ctx)
         return TurnResult(reply, ensured, usage)
 

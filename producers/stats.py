@@ -1,15 +1,29 @@
 """A session's context figures, one home for ``compaction stats --json``, the gateway's
 ``context-stats`` and its session list (docs/architecture.md, "The gateway"): tokens of the
-compacted view against the window and the threshold, and the standing compactions."""
+compacted view against the window and the threshold, per role and per segment
+(``compaction.segments``), the standing compactions, and the per-turn rows the gateway records
+after each model call (``record_turn``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from compaction.contract import TokenUsage
+from compaction.messages import Message
+from compaction.segments import tag_of, tokens_by_segment
 from compaction.tokens import estimate_tokens
 from producers.context import Producers
+from producers.ensure import Ensured
 from producers.trigger import used_tokens
+from service import logs
 from store import SessionListing
+from store.token_stats import TokenStat
+
+log = logs.get_logger(__name__)
+
+#: the per-turn rows context stats serve
+TURNS_SHOWN = 10
 
 
 def percent(used: int, window: int) -> float:
@@ -21,15 +35,13 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
     session = ctx.contexts.resolve(session_id)
     estimate = ctx.estimator
     view = store.load_history(session_id)
+    messages = [stored.message for stored in view]
+    counts = [estimate_tokens(m, estimate) for m in messages]
     by_role: dict[str, int] = {}
-    segments = {"conversation": 0, "tool_loop": 0}
-    for stored in view:
-        m = stored.message
-        tokens = estimate_tokens(m, estimate)
-        by_role[m.role] = by_role.get(m.role, 0) + tokens
-        # The context-stats split: what was said versus the ReAct loop (calls and results).
-        loop = m.role == "tool" or bool(m.tool_calls)
-        segments["tool_loop" if loop else "conversation"] += tokens
+    for message, tokens in zip(messages, counts, strict=True):
+        by_role[message.role] = by_role.get(message.role, 0) + tokens
+    tags = [tag_of(stored.metadata) for stored in view]
+    turns = [turn.to_wire() for turn in store.token_stats(session_id, TURNS_SHOWN)]
     used = sum(by_role.values())
     runs = store.runs(session_id)
     last = runs[-1] if runs else None
@@ -41,9 +53,13 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "percent": percent(used, session.window),
         "thresholdPercent": session.threshold_percent,
         "thresholdTokens": session.threshold_tokens,
+        # The seed's name for the same figure: the tokens the context may use before compacting.
+        "budgetTokens": session.threshold_tokens,
         "estimated": True,
         "tokensByRole": by_role,
-        "tokensBySegment": segments,
+        "tokensBySegment": tokens_by_segment(messages, counts, tags),
+        "latestTurn": turns[0] if turns else None,
+        "turns": turns,
         "compactions": store.compaction_counts([session_id]).get(session_id, 0),
         "lastRun": None
         if last is None
@@ -83,3 +99,34 @@ def session_item(ctx: Producers, listed: SessionListing, compactions: int) -> di
         "compactions": compactions,
         "createdAt": listed.created_at.isoformat(),
     }
+
+
+def record_turn(
+    ctx: Producers, session_id: str, ensured: Ensured, usage: TokenUsage, model: str | None
+) -> int:
+    """Record one model call: the tokens per segment of the messages it was sent, the
+    threshold and the pre-call hook's decision; logged as ``compact decision``. The messages
+    sent carry no metadata, so a stored row's segment tag counts in ``session_stats`` only.
+    The row's id."""
+    messages: Sequence[Message] = ensured.messages
+    counts = [estimate_tokens(m, ctx.estimator) for m in messages]
+    tokens = tokens_by_segment(messages, counts)
+    stat = TokenStat(
+        session_id=session_id,
+        tokens=tokens,
+        total_tokens=sum(counts),
+        decision=ensured.status,
+        threshold_tokens=ensured.trigger.threshold_tokens,
+        model=model,
+        usage={"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens},
+    )
+    stat_id = ctx.store.record_token_stat(stat)
+    log.info(
+        "compact decision",
+        session=session_id,
+        decision=stat.decision,
+        total=stat.total_tokens,
+        threshold=stat.threshold_tokens,
+        **tokens,
+    )
+    return stat_id

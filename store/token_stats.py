@@ -4,6 +4,7 @@ read the latest rows. A session keeps its newest ``KEEP_PER_SESSION`` rows."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,7 +22,7 @@ KEEP_PER_SESSION = 1_000
 @dataclass(frozen=True, slots=True)
 class TokenStat:
     session_id: str
-    tokens: dict[str, int]
+    tokens: Mapping[str, int]
     total_tokens: int
     decision: str
     threshold_tokens: int | None = None

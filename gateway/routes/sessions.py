@@ -97,7 +97,8 @@ def compact(
 
 @router.get("/api/sessions/{session_id}/context-stats")
 def context_stats(ctx: ProducersDep, session_id: SessionId) -> dict[str, Any]:
-    """``compaction stats --json``: tokens by role and by segment, threshold, last run."""
+    """``compaction stats --json``: tokens by role and by segment (system, history, loop,
+    state), threshold and budget, last run, the latest turns' figures and decisions."""
     return session_stats(ctx, session_id)
 
 

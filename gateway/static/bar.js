@@ -47,8 +47,9 @@ function breakdownRows(stats) {
     [t("bdOutput"), role.assistant],
     [t("bdTool"), role.tool],
     [t("bdSystem"), role.system],
-    [t("bdConversation"), segment.conversation],
-    [t("bdToolLoop"), segment.tool_loop],
+    [t("bdHistory"), segment.history],
+    [t("bdLoop"), segment.loop],
+    [t("bdState"), segment.state],
   ].filter(([, value]) => value !== undefined);
   const lines = rows.map(([label, value]) => `${label}: ${num(value)}`);
   const current = stats.current;

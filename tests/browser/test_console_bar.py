@@ -50,4 +50,5 @@ def test_colour_bands_and_the_threshold_tick(
     expect(breakdown).to_be_visible()
     expect(breakdown).to_contain_text(re.compile(r"输入（用户）: [\d,]+"))
     expect(breakdown).to_contain_text(re.compile(r"输出（助手）: [\d,]+"))
+    expect(breakdown).to_contain_text(re.compile(r"当前状态: [\d,]+"))
     console_zh.shot(band)

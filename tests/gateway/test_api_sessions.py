@@ -80,15 +80,24 @@ def test_context_stats_at_both_paths(gateway: Gateway) -> None:
         "percent",
         "thresholdPercent",
         "thresholdTokens",
+        "budgetTokens",
         "estimated",
         "tokensByRole",
         "tokensBySegment",
         "compactions",
         "lastRun",
+        "latestTurn",
+        "turns",
     }
     assert stats["sessionId"] == "airline" and stats["lastRun"] is None
+    assert stats["latestTurn"] is None and stats["turns"] == []  # no model call yet
+    assert stats["budgetTokens"] == stats["thresholdTokens"]
     assert sum(stats["tokensByRole"].values()) == stats["usedTokens"]
-    assert stats["tokensBySegment"]["tool_loop"] > 0
+    segments = stats["tokensBySegment"]
+    assert set(segments) == {"system", "history", "loop", "state"}
+    assert sum(segments.values()) == stats["usedTokens"]
+    assert segments["system"] == stats["tokensByRole"]["system"] > 0
+    assert segments["history"] > 0 and segments["state"] > 0
     v1 = gateway.client.get("/api/v1/agent/context-stats", params={"conversation_id": "airline"})
     assert v1.status_code == 200 and v1.json() == stats
     missing = gateway.client.get("/api/v1/agent/context-stats")
