@@ -13,16 +13,20 @@ from compaction.errors import (
     SummaryTooShort,
     SystemPromptTooLarge,
 )
+from compaction.loop import LoopResult, compact_loop, is_loop_summary
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
+from compaction.prompts_loop import LOOP_MARKER
 from compaction.tokens import estimate_messages_tokens, estimate_tokens
 
 __all__ = [
+    "LOOP_MARKER",
     "SUMMARY_MARKER",
     "CompactionConfig",
     "CompactionError",
     "CompactionResult",
     "InvalidConfig",
     "InvalidRequest",
+    "LoopResult",
     "Message",
     "MessageTooLarge",
     "NothingToCompact",
@@ -33,8 +37,10 @@ __all__ = [
     "SystemPromptTooLarge",
     "ToolCall",
     "compact",
+    "compact_loop",
     "compactable",
     "estimate_messages_tokens",
     "estimate_tokens",
+    "is_loop_summary",
     "messages_from_dicts",
 ]
