@@ -39,7 +39,8 @@ class _Via(Generic[P, R]):
 
 class Store:
     """Sessions and messages, the history views, compaction write-back, the runs and restore,
-    channels and agent settings; every method opens and closes its own short transaction."""
+    channels and agent settings, per-turn token stats; every method opens and closes its own
+    short transaction."""
 
     def __init__(self, factory: sessionmaker[Session]) -> None:
         self.factory = factory
