@@ -14,6 +14,7 @@ from compaction.config import (
     THRESHOLD_PERCENT_MAX,
     THRESHOLD_PERCENT_MIN,
     THRESHOLD_PERCENT_STEP,
+    TOKEN_BUDGET_MIN,
 )
 from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
 from producers.views import agent_view, show_agent
@@ -44,6 +45,16 @@ def register(commands: Any) -> None:
     head.add_argument(
         "--clear-protect-first-n", action="store_true", help="use COMPACTION_PROTECT_FIRST_N"
     )
+    budget = put.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--token-budget",
+        type=int,
+        help=f"a fixed threshold in tokens (at least {TOKEN_BUDGET_MIN}, capped at the window) "
+        "instead of the percentage",
+    )
+    budget.add_argument(
+        "--clear-token-budget", action="store_true", help="use COMPACTION_TOKEN_BUDGET"
+    )
     put.add_argument("--strategy", help=f"one of: {', '.join(STRATEGIES)}")
     aux = put.add_mutually_exclusive_group()
     aux.add_argument("--auxiliary-channel", help="channel id or name")
@@ -72,6 +83,8 @@ def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
         clear_threshold=args.clear_threshold,
         protect_first_n=args.protect_first_n,
         clear_protect_first_n=args.clear_protect_first_n,
+        token_budget=args.token_budget,
+        clear_token_budget=args.clear_token_budget,
         strategy=args.strategy,
         auxiliary_channel_id=store.get_channel(channel).id if channel is not None else None,
         clear_auxiliary_channel=args.clear_auxiliary_channel,
@@ -95,6 +108,12 @@ def _origin(item: dict[str, Any]) -> str:
     return f"the system setting {item['setting']}={item['value']}"
 
 
+def _budget_text(item: dict[str, Any]) -> str:
+    if item["value"] is None:
+        return f"none: the threshold percent of the window ({item['setting']} unset)"
+    return f"{item['value']:,} tokens, capped at the window ({_origin(item)})"
+
+
 def _auxiliary_text(item: dict[str, Any]) -> str:
     if item["source"] == "none":
         return "none: no channel of its own and no default (compaction fails: no_auxiliary_model)"
@@ -114,6 +133,7 @@ def _print_agent(row: dict[str, Any], as_json: bool, out: TextIO | None) -> None
         f"agent {row['id']}",
         f"  threshold       {threshold['value']}% ({_origin(threshold)})",
         f"  protected head  {head['value']} ({_origin(head)})",
+        f"  token budget    {_budget_text(effective['tokenBudget'])}",
         f"  auxiliary       {_auxiliary_text(effective['auxiliaryChannel'])}",
         f"  strategy        {row['compactionStrategy']}",
         f"  model           {row['model'] or '-'}",

@@ -22,6 +22,7 @@ SummaryLanguage = Literal["auto", "zh", "en"]
 THRESHOLD_PERCENT_MIN, THRESHOLD_PERCENT_MAX = 30, 95
 THRESHOLD_PERCENT_STEP = 5  # per agent (docs/architecture.md, "Settings")
 PROTECT_FIRST_N_MIN, PROTECT_FIRST_N_MAX = 1, 10
+TOKEN_BUDGET_MIN = 1_000
 STRATEGIES = ("lossy",)
 
 
@@ -32,6 +33,9 @@ class CompactionParameters(BaseModel):
     context_window: int = Field(200_000, ge=CONTEXT_WINDOW_MIN)
     threshold_percent: int = Field(70, ge=THRESHOLD_PERCENT_MIN, le=THRESHOLD_PERCENT_MAX)
     protect_first_n: int = Field(3, ge=PROTECT_FIRST_N_MIN, le=PROTECT_FIRST_N_MAX)
+    #: A fixed threshold in tokens instead of ``threshold_percent`` of the window (capped at the
+    #: window); ``None``: the percentage applies (docs/architecture.md, "Settings").
+    token_budget: int | None = Field(None, ge=TOKEN_BUDGET_MIN)
     tail_token_budget_ratio: float = Field(0.20, gt=0, le=1)
     min_tail_messages: int = Field(3, ge=1)
     prune_min_chars: int = Field(200, ge=0)
@@ -49,6 +53,14 @@ class CompactionParameters(BaseModel):
     summary_input_max_tokens: int = Field(100_000, ge=4_000)
     ledger_max_tokens: int = Field(8_000, ge=0)
     redact_secrets: bool = True
+
+
+def threshold_tokens(window: int, percent: int, budget: int | None) -> int:
+    """The one rule for a session's threshold in tokens: the fixed budget when there is one
+    (never over the window), else ``percent`` of the window."""
+    if budget is not None:
+        return min(budget, window)
+    return window * percent // 100
 
 
 class CompactionConfig(CompactionParameters):
@@ -74,7 +86,7 @@ class CompactionConfig(CompactionParameters):
 
     @property
     def threshold_tokens(self) -> int:
-        return self.context_window * self.threshold_percent // 100
+        return threshold_tokens(self.context_window, self.threshold_percent, self.token_budget)
 
     @property
     def tail_token_budget(self) -> int:

@@ -23,6 +23,7 @@ code never changes once published.
 | `llm_timeout` | an attempt at the auxiliary (or the chat) model did not finish in time |
 | `llm_error` | the auxiliary (or the chat) model answered an error, or no reply of its own |
 | `internal_error` | a bug caught by the worker; the history is unchanged |
+| `compaction_disabled` | `COMPACTION_ENABLED=false`: nothing is queued, a worker refuses a job |
 | `redis` | Redis is unreachable or failed (command line only) |
 | `timeout` | no final event within `--timeout` (command line only) |
 | `io_error` | a file could not be read or written (command line only) |
@@ -59,6 +60,7 @@ ErrorCode = Literal[
     "llm_timeout",
     "llm_error",
     "internal_error",
+    "compaction_disabled",
     "redis",
     "timeout",
     "io_error",
@@ -160,6 +162,16 @@ class NoChatModel(CompactionError):
     """The gateway has no model to answer a turn with (docs/architecture.md, "The gateway")."""
 
     code = "no_chat_model"
+
+
+class CompactionDisabled(CompactionError):
+    """Compaction is switched off (``COMPACTION_ENABLED=false``; docs/architecture.md,
+    "Settings"): a manual request is refused before anything is queued."""
+
+    code = "compaction_disabled"
+
+    def __init__(self, message: str = "compaction is switched off (COMPACTION_ENABLED=false)"):
+        super().__init__(message)
 
 
 class LlmTimeout(CompactionError):

@@ -34,6 +34,7 @@ STATUS = {
     "timeout": 503,
     "no_auxiliary_model": 409,
     "no_chat_model": 409,
+    "compaction_disabled": 409,
     # the chat model failed or was too slow: the gateway is fine, what it called is not
     "llm_error": 502,
     "llm_timeout": 504,

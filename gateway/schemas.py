@@ -40,6 +40,11 @@ class AgentUpdate(Body):
 
     threshold_percent: int | None = None
     protect_first_n: int | None = None
+    token_budget: int | None = Field(
+        None,
+        description="a fixed threshold in tokens instead of the percentage (capped at the "
+        "window); null: COMPACTION_TOKEN_BUDGET",
+    )
     auxiliary_channel: int | str | None = Field(
         None, description="an auxiliary channel's id or name; null: the default channel"
     )

@@ -9,7 +9,7 @@ from typing import Literal
 
 from compaction.boundaries import compactable
 from compaction.contract import CompactionRequested
-from compaction.errors import SystemPromptTooLarge, as_invalid_request
+from compaction.errors import CompactionDisabled, SystemPromptTooLarge, as_invalid_request
 from compaction.messages import Message
 from compaction.tokens import estimate_tokens
 from producers.context import Producers
@@ -23,6 +23,7 @@ TriggerStatus = Literal[
     "below_threshold",
     "suppressed",
     "nothing_to_compact",
+    "disabled",
 ]
 
 
@@ -92,7 +93,8 @@ def check_and_enqueue(
     system_prompt: str | None = None,
 ) -> TriggerResult:
     """Enqueue an auto compaction when the session reaches its threshold and none is running,
-    queued, or suppressed by the anti-loop rule."""
+    queued, or suppressed by the anti-loop rule. Compaction switched off (``COMPACTION_ENABLED``):
+    ``disabled``, with the figures still measured."""
     session = ctx.contexts.resolve(session_id, model=model, fresh=messages is None)
     used, system = used_tokens(ctx, session, messages, system_prompt)
     threshold = session.threshold_tokens
@@ -102,6 +104,8 @@ def check_and_enqueue(
             status, request_id, used, session.window, threshold, session.threshold_percent
         )
 
+    if not ctx.settings.enabled:
+        return result("disabled")
     if system >= threshold:
         raise SystemPromptTooLarge(
             f"the system prompt alone is ~{system} tokens, over the threshold of {threshold}"
@@ -134,11 +138,7 @@ def _compactable(
 ) -> bool:
     """A request with nothing between the protected head and the minimal tail would only
     announce a run and fail (docs/architecture.md, "The algorithm", phase 2): not enqueued."""
-    config = ctx.settings.compaction_config(
-        context_window=session.window,
-        threshold_percent=session.threshold_percent,
-        protect_first_n=session.protect_first_n,
-    )
+    config = session.config(ctx.settings)
     listed = messages if messages is not None else model_view(ctx, session.info.id)
     return compactable(listed, config)
 
@@ -151,7 +151,9 @@ def request_manual(
     context_window: int | None = None,
 ) -> EnqueueResult:
     """``/compact``: always runs the whole pipeline, whatever the size (docs/architecture.md, "The
-    job")."""
+    job"); ``CompactionDisabled`` when compaction is switched off."""
+    if not ctx.settings.enabled:
+        raise CompactionDisabled
     ctx.store.get_session(session_id)  # session_not_found before anything is queued
     with as_invalid_request("compaction request"):  # a focus over 2000 characters, a window...
         request = CompactionRequested(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compaction.errors import NotFound
-from service.context import Inherited, protect_first_n, threshold_percent
+from service.context import Inherited, protect_first_n, threshold_percent, token_budget
 from service.settings import Settings
 from store import AgentSettings, ChannelConfig, RunRecord, Store, StoredMessage
 from store.records import mask, mask_url
@@ -100,9 +100,12 @@ def agent_view(settings: Settings, store: Store, agent: AgentSettings) -> dict[s
         "compactionStrategy": agent.compaction_strategy,
         "compactionThresholdPercent": agent.compaction_threshold_percent,
         "compactionProtectFirstN": agent.compaction_protect_first_n,
+        "tokenBudget": agent.token_budget,
         "effective": {
             "thresholdPercent": _inherited(threshold_percent(settings, agent), "threshold_percent"),
             "protectFirstN": _inherited(protect_first_n(settings, agent), "protect_first_n"),
+            # ``value: null``: no fixed budget, the threshold is the percentage of the window
+            "tokenBudget": _inherited(token_budget(settings, agent), "token_budget"),
             "auxiliaryChannel": {
                 "id": choice.channel_id,
                 "name": channel.name if channel else None,
@@ -113,5 +116,5 @@ def agent_view(settings: Settings, store: Store, agent: AgentSettings) -> dict[s
     }
 
 
-def _inherited(value: Inherited, field: str) -> dict[str, Any]:
+def _inherited(value: Inherited[int] | Inherited[int | None], field: str) -> dict[str, Any]:
     return {"value": value.value, "source": value.source, "setting": setting_name(field)}

@@ -1,6 +1,6 @@
 """A session's context, resolved one way for the producers and the worker (docs/architecture.md,
-"Settings"): its model, context window, threshold and protected head, and the anti-loop rule's
-input.
+"Settings"): its model, context window, threshold (a percentage of the window or a fixed token
+budget) and protected head, and the anti-loop rule's input.
 
 Resolution order: the request's own values, then the model registry (``COMPACTION_MODEL_WINDOWS``
 over the built-in table), then the session's agent, then the settings. The session and agent
@@ -13,17 +13,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from cachetools import TTLCache
 
 from compaction import antiloop
+from compaction.config import CompactionConfig, threshold_tokens
 from compaction.windows import context_window
 from service.settings import Settings
 from store import Store
 from store.records import AgentSettings, SessionInfo
 
 T = TypeVar("T")
+V = TypeVar("V", int, int | None)
 
 #: a session's agent and model change rarely; the check runs before every model call
 CACHE_S = 5.0
@@ -38,10 +40,23 @@ class SessionContext:
     window: int
     threshold_percent: int
     protect_first_n: int
+    #: a fixed threshold in tokens; ``None``: ``threshold_percent`` of the window
+    token_budget: int | None = None
 
     @property
     def threshold_tokens(self) -> int:
-        return self.window * self.threshold_percent // 100
+        return threshold_tokens(self.window, self.threshold_percent, self.token_budget)
+
+    def config(self, settings: Settings, **overrides: Any) -> CompactionConfig:
+        """The algorithm's configuration for this session: the producers' check and the worker
+        build it here, so both compact at the same threshold."""
+        return settings.compaction_config(
+            context_window=self.window,
+            threshold_percent=self.threshold_percent,
+            protect_first_n=self.protect_first_n,
+            token_budget=self.token_budget,
+            **overrides,
+        )
 
 
 def resolve_context(
@@ -62,28 +77,36 @@ def resolve_context(
     )
     threshold = threshold_percent(settings, agent).value
     protect = protect_first_n(settings, agent).value
-    return SessionContext(info, agent, model, window, threshold, protect)
+    budget = token_budget(settings, agent).value
+    return SessionContext(info, agent, model, window, threshold, protect, budget)
 
 
 @dataclass(frozen=True, slots=True)
-class Inherited:
+class Inherited(Generic[V]):
     """A value an agent may leave blank: its own, or the system setting's."""
 
-    value: int
+    value: V
     source: Literal["agent", "system"]
 
 
-def _own_or_system(own: int | None, system: int) -> Inherited:
+def _own_or_system(own: int | None, system: V) -> Inherited[V]:
     return Inherited(own, "agent") if own is not None else Inherited(system, "system")
 
 
-def threshold_percent(settings: Settings, agent: AgentSettings | None) -> Inherited:
+def token_budget(settings: Settings, agent: AgentSettings | None) -> Inherited[int | None]:
+    """The agent's fixed budget, else ``COMPACTION_TOKEN_BUDGET``; ``None`` from both: the
+    threshold is a percentage of the window."""
+    own = agent.token_budget if agent else None
+    return _own_or_system(own, settings.token_budget)
+
+
+def threshold_percent(settings: Settings, agent: AgentSettings | None) -> Inherited[int]:
     """The agent's threshold, else ``COMPACTION_THRESHOLD_PERCENT``."""
     own = agent.compaction_threshold_percent if agent else None
     return _own_or_system(own, settings.threshold_percent)
 
 
-def protect_first_n(settings: Settings, agent: AgentSettings | None) -> Inherited:
+def protect_first_n(settings: Settings, agent: AgentSettings | None) -> Inherited[int]:
     """The agent's protected head, else ``COMPACTION_PROTECT_FIRST_N``."""
     own = agent.compaction_protect_first_n if agent else None
     return _own_or_system(own, settings.protect_first_n)

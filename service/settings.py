@@ -27,6 +27,9 @@ class Settings(BaseSettings, CompactionParameters):
         env_prefix="COMPACTION_", env_file=".env", extra="ignore", frozen=True
     )
 
+    #: off: the producers never enqueue and a worker refuses every job (``compaction_disabled``);
+    #: histories, stats, turns and restores keep working (docs/architecture.md, "Settings")
+    enabled: bool = True
     database_url: str = Field(default_factory=default_database_url)
     redis_url: str = "redis://127.0.0.1:6379/0"
     queue_name: str = "compaction"

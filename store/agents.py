@@ -1,8 +1,9 @@
 """Agents' compaction settings (docs/architecture.md, "Settings", "Tables").
 
-An agent's threshold, protected head and auxiliary channel are optional: left blank (``None``),
-the system setting applies (``COMPACTION_THRESHOLD_PERCENT``, ``COMPACTION_PROTECT_FIRST_N``,
-the default auxiliary channel). A new agent starts with all three blank.
+An agent's threshold, protected head, token budget and auxiliary channel are optional: left
+blank (``None``), the system setting applies (``COMPACTION_THRESHOLD_PERCENT``,
+``COMPACTION_PROTECT_FIRST_N``, ``COMPACTION_TOKEN_BUDGET``, the default auxiliary channel). A
+new agent starts with all four blank.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from compaction.config import (
     THRESHOLD_PERCENT_MAX,
     THRESHOLD_PERCENT_MIN,
     THRESHOLD_PERCENT_STEP,
+    TOKEN_BUDGET_MIN,
 )
 from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
 from compaction.errors import InvalidRequest
@@ -48,6 +50,13 @@ def validate_agent_settings(
         raise InvalidRequest(f"unknown compaction strategy {strategy!r}; expected {known}")
 
 
+def _validate_budget(token_budget: int | None) -> None:
+    if token_budget is not None and token_budget < TOKEN_BUDGET_MIN:
+        raise InvalidRequest(
+            f"token budget {token_budget} is out of range: at least {TOKEN_BUDGET_MIN}"
+        )
+
+
 def _validate_request(model: str | None, context_window: int | None) -> None:
     """The job carries the agent's model and window: bounds the job refuses are refused here."""
     if (
@@ -76,6 +85,7 @@ def agent_settings(row: Agent) -> AgentSettings:
         compaction_strategy=row.compaction_strategy,
         compaction_threshold_percent=row.compaction_threshold_percent,
         compaction_protect_first_n=row.compaction_protect_first_n,
+        token_budget=row.token_budget,
     )
 
 
@@ -95,6 +105,8 @@ class Agents(Repository):
         clear_threshold: bool = False,
         protect_first_n: int | None = None,
         clear_protect_first_n: bool = False,
+        token_budget: int | None = None,
+        clear_token_budget: bool = False,
         strategy: str | None = None,
         auxiliary_channel_id: int | None = None,
         clear_auxiliary_channel: bool = False,
@@ -106,8 +118,10 @@ class Agents(Repository):
         value both given and cleared, are refused before anything is written."""
         validate_agent_settings(threshold_percent, protect_first_n, strategy)
         _validate_request(model, context_window)
+        _validate_budget(token_budget)
         _not_both("threshold", threshold_percent, clear_threshold)
         _not_both("protected head", protect_first_n, clear_protect_first_n)
+        _not_both("token budget", token_budget, clear_token_budget)
         _not_both("auxiliary channel", auxiliary_channel_id, clear_auxiliary_channel)
         with write_session(self.factory) as session:
             agent = session.get(Agent, agent_id)
@@ -119,6 +133,7 @@ class Agents(Repository):
             for field, value, clear in (
                 ("compaction_threshold_percent", threshold_percent, clear_threshold),
                 ("compaction_protect_first_n", protect_first_n, clear_protect_first_n),
+                ("token_budget", token_budget, clear_token_budget),
                 ("auxiliary_model_channel_id", None, clear_auxiliary_channel),
                 ("compaction_strategy", strategy, False),
                 ("model", model, False),

@@ -33,6 +33,7 @@ from compaction.config import (
     THRESHOLD_PERCENT_MAX,
     THRESHOLD_PERCENT_MIN,
     THRESHOLD_PERCENT_STEP,
+    TOKEN_BUDGET_MIN,
 )
 from compaction.contract import MAX_SESSION_ID
 
@@ -96,6 +97,7 @@ class Agent(Base):
             name="ck_agent_protect",
         ),
         CheckConstraint(f"compaction_strategy IN {sql_list(STRATEGIES)}", name="ck_agent_strategy"),
+        CheckConstraint(f"token_budget >= {TOKEN_BUDGET_MIN}", name="ck_agent_token_budget"),
     )
 
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
@@ -111,6 +113,8 @@ class Agent(Base):
     #: ``None``: the system setting applies (docs/architecture.md, "Settings")
     compaction_threshold_percent: Mapped[int | None] = mapped_column(Integer)
     compaction_protect_first_n: Mapped[int | None] = mapped_column(Integer)
+    #: a fixed threshold in tokens instead of the percentage; ``None``: the system setting
+    token_budget: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -182,6 +182,8 @@ class AgentSettings:
     #: ``None``: the system setting applies (docs/architecture.md, "Settings")
     compaction_threshold_percent: int | None
     compaction_protect_first_n: int | None
+    #: a fixed threshold in tokens instead of the percentage; ``None``: the system's
+    token_budget: int | None = None
 
 
 def mask(key: str) -> str:

@@ -6,7 +6,8 @@ take the session's lock (an auto request finding it held: ``compaction_skipped``
 waits for it up to ``COMPACTION_MANUAL_LOCK_WAIT_S``) and record the request as running
 (``worker.inflight``: a request whose worker dies is answered as ``worker_lost``), then run the
 pipeline of ``worker.pipeline``. Any failure publishes ``compaction_failed`` with its stable
-code, records the run, and leaves the history as it was.
+code, records the run, and leaves the history as it was. A worker whose compaction is switched
+off (``COMPACTION_ENABLED=false``) refuses every job: ``compaction_disabled``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from compaction.contract import (
     CompactionSkipped,
     valid_session_id,
 )
-from compaction.errors import CompactionError, ErrorCode, invalid_request
+from compaction.errors import CompactionDisabled, CompactionError, ErrorCode, invalid_request
 from service import logs
 from service.queue import take_pending
 from store.records import EventRow, FailedRun
@@ -65,6 +66,8 @@ def _invalid(runtime: Runtime, payload: Any, err: ValidationError) -> AnyEvent:
 def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
     settings = runtime.settings
     job = JobRun(runtime, _taken(runtime, request))
+    if not settings.enabled:  # refused before the lock: nothing announced, no row in the history
+        return _failed(job, "compaction_disabled", CompactionDisabled().message, history_row=False)
     request = job.request
     lock = SessionLock(
         runtime.redis,
@@ -89,16 +92,14 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
             return _failed(job, "internal_error", f"{type(err).__name__}: {err}"[:300])
 
 
-def _failed(job: JobRun, code: ErrorCode, error: str) -> AnyEvent:
+def _failed(job: JobRun, code: ErrorCode, error: str, *, history_row: bool = True) -> AnyEvent:
+    """Record the failed run (and, with ``history_row``, the user's "failed" row) and publish
+    ``compaction_failed``."""
+    row = EventRow(texts.failed(job.language, error), {"requestId": job.request.request_id})
     try:
         job.runtime.store.record_failed_run(
             FailedRun(
-                origin=job.origin(),
-                code=code,
-                error=error,
-                event=EventRow(
-                    texts.failed(job.language, error), {"requestId": job.request.request_id}
-                ),
+                origin=job.origin(), code=code, error=error, event=row if history_row else None
             )
         )
     except CompactionError as err:  # unknown session, database down: the event still goes out

@@ -119,12 +119,7 @@ def load(job: JobRun) -> Loaded:
     view = runtime.store.load_history(request.session_id)
     messages = [stored.message for stored in view]
     job.language = texts.language(settings.summary_language, messages)
-    config = settings.compaction_config(
-        context_window=context.window,
-        threshold_percent=context.threshold_percent,
-        protect_first_n=context.protect_first_n,
-        summary_language=job.language,
-    )
+    config = context.config(settings, summary_language=job.language)
     return Loaded(context, view, messages, config)
 
 

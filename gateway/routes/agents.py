@@ -42,6 +42,8 @@ def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> dict[s
         clear_threshold=_cleared(body, "threshold_percent"),
         protect_first_n=body.protect_first_n,
         clear_protect_first_n=_cleared(body, "protect_first_n"),
+        token_budget=body.token_budget,
+        clear_token_budget=_cleared(body, "token_budget"),
         strategy=body.compaction_strategy,
         auxiliary_channel_id=_channel_id(store, body.auxiliary_channel),
         clear_auxiliary_channel=_cleared(body, "auxiliary_channel"),

@@ -38,10 +38,12 @@ def test_a_new_agent_shows_the_system_settings_and_the_default_channel(
     out = ok(command, "agent", "set", "a1")
     row = shown(command, "a1")
 
-    assert out.splitlines()[:4] == [
+    assert out.splitlines()[:5] == [
         "agent a1",
         "  threshold       55% (the system setting COMPACTION_THRESHOLD_PERCENT=55)",
         "  protected head  3 (the system setting COMPACTION_PROTECT_FIRST_N=3)",
+        "  token budget    none: the threshold percent of the window "
+        "(COMPACTION_TOKEN_BUDGET unset)",
         "  auxiliary       channel 'aux' (id 1), the default channel",
     ]
     # the stored values are blank; the effective ones say where they come from
@@ -53,6 +55,7 @@ def test_a_new_agent_shows_the_system_settings_and_the_default_channel(
             "setting": "COMPACTION_THRESHOLD_PERCENT",
         },
         "protectFirstN": {"value": 3, "source": "system", "setting": "COMPACTION_PROTECT_FIRST_N"},
+        "tokenBudget": {"value": None, "source": "system", "setting": "COMPACTION_TOKEN_BUDGET"},
         "auxiliaryChannel": {"id": 1, "name": "aux", "auxiliary": True, "source": "default"},
     }
 

@@ -81,7 +81,7 @@ def test_upgrade_keeps_the_values_and_the_sessions_agents_and_allows_blank(
 ) -> None:
     upgrade(fresh_url)
 
-    assert current_revision(at_0002) == head_revision() == "0003"
+    assert current_revision(at_0002) == head_revision()
     assert agents(at_0002) == {"plain": (70, 3, None), "tuned": (50, 5, 7)}
     # SQLite copies the table and drops the old one, whose ON DELETE SET NULL would clear these
     assert session_agents(at_0002) == SESSIONS
