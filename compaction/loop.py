@@ -64,20 +64,15 @@ def compact_loop(
     """Summarize the loop's older steps when ``messages`` are at or over the threshold; under it,
     return them unchanged (``summarized=False``). The recent steps kept are at least
     ``keep_recent_steps``, more while they fit the config's tail budget. ``previous_loop_summary``
-    (the stored one) wins over a summary found at the start of the loop.
-
-    Raises ``NothingToCompact`` when the loop has no older part (under two messages),
-    ``MessageTooLarge`` when the request or a recent step's message alone is over the threshold.
-    """
+    (the stored one) wins over a summary found at the start of the loop. Raises
+    ``NothingToCompact`` when the loop has no older part (under two messages), ``MessageTooLarge``
+    when the request or a recent step's message alone is over the threshold."""
     items = list(messages)
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
     estimate = config.estimator()
     counts = [estimate_tokens(m, estimate) for m in items]
     tokens = sum(counts)
-    if language is None:
-        language = (
-            detect_language(items) if config.summary_language == "auto" else config.summary_language
-        )
+    language = language or _language(items, config)
     if tokens < config.threshold_tokens:
         return LoopResult(items, tokens, tokens, summarized=False, language=language)
     start, end, steps = _bounds(items, counts, config, keep_recent_steps)
@@ -158,6 +153,13 @@ def _recent(
             break
         at, total, steps = begin, total + size, steps + 1
     return at, steps
+
+
+def _language(items: Sequence[Message], config: CompactionConfig) -> Language:
+    """The config's summary language, or the user's when it says ``auto``."""
+    if config.summary_language == "auto":
+        return detect_language(items)
+    return config.summary_language
 
 
 def _no_lap(_phase: str) -> None:
