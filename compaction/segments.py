@@ -5,7 +5,8 @@ from the messages themselves:
 - ``history``: everything before the latest real user request (earlier turns, an earlier
   compaction summary, a system message in the middle);
 - ``loop``: the assistant and tool messages after that request (the current task's tool calls
-  and results, and the agent's replies);
+  and results, and the agent's replies), and a summary there (the loop's execution summary,
+  ``compaction.loop``);
 - ``state``: the latest real user request itself, and any later message that is neither
   assistant nor tool (a user or system note the gateway appends with the current state).
 
@@ -50,7 +51,7 @@ def _recognised(index: int, message: Message, leading: int, last_user: int | Non
         return "system"
     if last_user is None or index < last_user:
         return "history"
-    if index > last_user and message.role in ("assistant", "tool"):
+    if index > last_user and (message.role in ("assistant", "tool") or message.is_summary):
         return "loop"
     return "state"
 

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from compaction import CompactionConfig
+from compaction.loop import compact_loop, is_loop_summary
 from compaction.messages import Message, last_real_user_index
 from compaction.segments import SEGMENTS, segment_of, tag_of, tokens_by_segment
 from compaction.tokens import estimate_tokens
-from tests.fakes import load_transcript
+from tests.fakes import FakeSummarizer, load_transcript
 
 
 def test_a_single_request_tool_loop_is_all_loop_after_the_request() -> None:
@@ -42,6 +44,9 @@ def test_a_summary_counts_as_history_and_a_trailing_note_as_state() -> None:
         Message(role="system", content="state: 3 files open"),
     ]
     assert segment_of(messages) == ["system", "history", "state", "loop", "state"]
+    # The loop's execution summary (a summary after the request) is loop.
+    executed = Message(role="user", content="[loop summary] ran 40 steps", is_summary=True)
+    assert segment_of([*messages[:3], executed, messages[3]])[3:] == ["loop", "loop"]
     # Only a summary as user message: no real request, everything after the prompt is history.
     assert segment_of(messages[:2]) == ["system", "history"]
 
@@ -65,3 +70,13 @@ def test_only_a_valid_tag_counts() -> None:
     assert tag_of({"segment": "msg2"}) is None
     assert tag_of({"other": 1}) is None
     assert tag_of(None) is None
+
+
+def test_after_the_loop_stage_its_execution_summary_is_loop() -> None:
+    messages = load_transcript("msa_deepseek-chat_pydicom-1139")
+    result = compact_loop(messages, CompactionConfig(context_window=16_000), FakeSummarizer())
+    assert result.summarized
+    found = segment_of(result.messages)
+    index = next(i for i, m in enumerate(result.messages) if is_loop_summary(m))
+    assert found[: index + 1] == ["system", "state", "loop"]
+    assert set(found[index:]) == {"loop"}
