@@ -120,11 +120,16 @@ def run_stats(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.json:
         print_json(stats, out)
         return 0
+    threshold = (
+        f"budget {stats['thresholdTokens']:,} tokens"
+        if stats["tokenBudget"]
+        else f"threshold {stats['thresholdPercent']}% ({stats['thresholdTokens']:,})"
+    )
+    times = "time" if stats["compactions"] == 1 else "times"
     print(
         f"session {stats['sessionId']}: {stats['messages']} messages, "
         f"~{stats['usedTokens']:,} of {stats['maxTokens']:,} tokens ({stats['percent']}%), "
-        f"threshold {stats['thresholdPercent']}% ({stats['thresholdTokens']:,}), "
-        f"compacted {stats['compactions']} times",
+        f"{threshold}, compacted {stats['compactions']} {times}",
         file=out,
     )
     print(

@@ -55,6 +55,8 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "thresholdTokens": session.threshold_tokens,
         # The seed's name for the same figure: the tokens the context may use before compacting.
         "budgetTokens": session.threshold_tokens,
+        #: the fixed budget that sets it, when one does (else the percentage of the window)
+        "tokenBudget": session.token_budget,
         "estimated": True,
         "tokensByRole": by_role,
         "tokensBySegment": tokens_by_segment(messages, counts, tags),

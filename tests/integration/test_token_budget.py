@@ -19,7 +19,7 @@ from producers.context import Producers
 from producers.relay import EventRelay
 from producers.stats import session_stats
 from service.events import EventPublisher
-from tests.fakes import conversation
+from tests.fakes import TRANSCRIPTS, conversation
 from tests.integration.producer_helpers import drain, queue
 from worker.runtime import Runtime, install
 
@@ -27,6 +27,7 @@ pytestmark = pytest.mark.integration
 
 Command = Callable[..., tuple[int, str, str]]
 WINDOW = 200_000
+TRANSCRIPT = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
 
 
 def with_settings(ctx: Producers, **values: Any) -> Producers:
@@ -123,3 +124,19 @@ def test_agent_set_refuses_a_budget_under_the_minimum(command: Command) -> None:
         "compaction: error [invalid_request]: token budget 999 is out of range: at least 1000\n"
     )
     assert command("agent", "show", "a1")[0] == 1  # nothing was written
+
+
+def test_stats_says_budget_when_one_applies(
+    command: Command, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stats`` names the budget when one sets the threshold, the percentage otherwise."""
+    status, out, _err = command("import", str(TRANSCRIPT))
+    assert status == 0
+    session_id = out.strip()
+    status, plain, err = command("stats", session_id)
+    assert (status, err) == (0, "")
+    assert "threshold 70% (140,000), compacted 0 times" in plain
+    monkeypatch.setenv("COMPACTION_TOKEN_BUDGET", "50000")
+    status, budget, _err = command("stats", session_id)
+    assert status == 0 and "budget 50,000 tokens, compacted 0 times" in budget
+    assert json.loads(command("stats", session_id, "--json")[1])["tokenBudget"] == 50_000
