@@ -81,6 +81,7 @@ def test_context_stats_at_both_paths(gateway: Gateway) -> None:
         "thresholdPercent",
         "thresholdTokens",
         "budgetTokens",
+        "tokenBudget",
         "estimated",
         "tokensByRole",
         "tokensBySegment",
@@ -92,6 +93,7 @@ def test_context_stats_at_both_paths(gateway: Gateway) -> None:
     assert stats["sessionId"] == "airline" and stats["lastRun"] is None
     assert stats["latestTurn"] is None and stats["turns"] == []  # no model call yet
     assert stats["budgetTokens"] == stats["thresholdTokens"]
+    assert stats["tokenBudget"] is None  # the percentage of the window applies
     assert sum(stats["tokensByRole"].values()) == stats["usedTokens"]
     segments = stats["tokensBySegment"]
     assert set(segments) == {"system", "history", "loop", "state"}
