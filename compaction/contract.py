@@ -19,6 +19,9 @@ from pydantic.alias_generators import to_camel
 from compaction.errors import ErrorCode, SkipCode
 
 Reason = Literal["auto", "manual"]
+#: the segment a run compacts (docs/architecture.md, "Events"): the history before the current
+#: request, or the current request's tool loop
+Stage = Literal["history", "loop"]
 SCHEMA_VERSION: Literal[1] = 1
 
 
@@ -152,10 +155,13 @@ class Event(Wire):
 
 class CompactionStart(Event):
     type: Literal["compaction_start"] = "compaction_start"
+    #: absent from a producer that predates segments
+    stage: Stage | None = None
 
 
 class CompactionDone(Event):
     type: Literal["compaction_done"] = "compaction_done"
+    stage: Stage | None = None
     removed_count: int
     #: null when an auto request only pruned old tool outputs (phase 1 was enough)
     summary_message_id: int | None = None

@@ -30,6 +30,7 @@ from compaction.contract import (
     CompactionSkipped,
     CompactionStart,
     ContextUsage,
+    Stage,
     TokenUpdate,
 )
 from compaction.errors import CompactionError, NothingToCompact
@@ -51,6 +52,8 @@ from worker.runtime import Runtime
 from worker.summarizers import ChannelSummarizer
 
 log = logs.get_logger("compaction.job")
+#: every worker run compacts the history segment; the loop segment is compacted by the core only
+STAGE: Stage = "history"
 
 
 class JobRun:
@@ -158,7 +161,7 @@ def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
 def announce(job: JobRun) -> None:
     """``compaction_start`` on the wire and the "compacting…" row for the user's screen."""
     request = job.request
-    job.runtime.publisher.publish(CompactionStart(**job.event_fields()))
+    job.runtime.publisher.publish(CompactionStart(stage=STAGE, **job.event_fields()))
     job.runtime.store.append_event(
         request.session_id,
         "start",
@@ -237,6 +240,7 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
     lock.check()
     applied = write(job, loaded, result, summarizer)
     done = CompactionDone(
+        stage=STAGE,
         removed_count=applied.removed_count,
         summary_message_id=applied.summary_message_id,
         tokens_before=result.tokens_before,

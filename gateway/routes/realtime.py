@@ -3,7 +3,9 @@ format (``compaction_start``/``done``/``failed``/``skipped``, ``token_update``),
 the gateway stores (``{"type": "message", "message": history row}``) and errors (``{"type":
 "error", "error": {"code", "message"}}``), over a WebSocket (``/ws/sessions/{id}``, which also
 takes ``{"type": "compact", "focus"?}`` and ``{"type": "message", "content", "model"?}``) or
-Server-Sent Events (``/api/sessions/{id}/events``). Both read the process's event hub.
+Server-Sent Events (``/api/sessions/{id}/events``, which also sends each compaction start and
+done that carries a stage under the ``context_compact_*`` names: ``seed_event``). Both read the
+process's event hub.
 
 A client that falls too far behind is disconnected (WebSocket close code 1013, or the end of the
 event stream): it reconnects and reloads the history.
@@ -13,13 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import StreamingResponse
 from pydantic import Field, TypeAdapter
 
+from compaction.contract import AnyEvent, CompactionDone, CompactionStart, Stage
 from compaction.errors import CompactionError, SessionNotFound, as_invalid_request
 from gateway.hub import Delivery, Subscription
 from gateway.resources import Resources
@@ -135,7 +139,8 @@ async def _close(websocket: WebSocket, code: int) -> None:
 )
 async def session_events(session_id: str, request: Request) -> StreamingResponse:
     """The session's live objects as Server-Sent Events (``event: <type>``, ``data: <JSON>``;
-    a ``: ping`` comment every 15 s); the same objects as the WebSocket sends."""
+    a ``: ping`` comment every 15 s); the same objects as the WebSocket sends, and after each
+    compaction start or done with a stage, the same as ``context_compact_start``/``done``."""
     resources: Resources = request.app.state.resources
     if not await asyncio.to_thread(resources.producers.store.session_exists, session_id):
         raise SessionNotFound(f"session {session_id!r} not found")
@@ -160,3 +165,26 @@ async def _events(resources: Resources, session_id: str) -> AsyncIterator[str]:
             if delivery is None:
                 return
             yield f"event: {delivery.type}\ndata: {delivery.text}\n\n"
+            if (seed := seed_event(delivery.event)) is not None:
+                yield f"event: {seed['type']}\ndata: {json.dumps(seed)}\n\n"
+
+
+#: the segments under the names clients of the context_compact_* events know
+SEED_STAGES: dict[Stage, str] = {"history": "compact_msg1", "loop": "compact_msg2"}
+
+
+def seed_event(event: AnyEvent | None) -> dict[str, Any] | None:
+    """A compaction start or done that carries its stage, also as ``context_compact_start`` /
+    ``context_compact_done`` (docs/architecture.md, "Events"); anything else: None."""
+    if not isinstance(event, CompactionStart | CompactionDone) or event.stage is None:
+        return None
+    kind = "start" if isinstance(event, CompactionStart) else "done"
+    seed: dict[str, Any] = {
+        "type": f"context_compact_{kind}",
+        "sessionId": event.session_id,
+        "requestId": event.request_id,
+        "stage": SEED_STAGES[event.stage],
+    }
+    if isinstance(event, CompactionDone):
+        seed |= {"tokensBefore": event.tokens_before, "tokensAfter": event.tokens_after}
+    return seed

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from compaction.contract import parse_event
+from compaction.contract import CompactionDone, CompactionStart, parse_event
 from gateway.routes import realtime
 from service.queue import compaction_queue
 from tests.fakes import conversation
@@ -146,3 +146,38 @@ def test_sse_takes_the_token_as_a_query_parameter_as_a_browser_must(gateway: Gat
         assert bare.get(path, params={"token": "wrong"}).status_code == 401
         listing = bare.get(f"{gateway.url}/api/sessions", params={"token": gateway.token})
         assert listing.status_code == 401
+
+
+def test_sse_also_names_a_staged_compaction_as_the_seed_does(gateway: Gateway) -> None:
+    """A start and done with a stage come twice: as themselves, then as
+    ``context_compact_start``/``done`` (realtime.seed_event); one without a stage comes once."""
+    session_id = gateway.store.create_session()
+    start = CompactionStart(session_id=session_id, request_id="r1", stage="history")
+    done = CompactionDone(
+        session_id=session_id,
+        request_id="r1",
+        stage="loop",
+        removed_count=4,
+        tokens_before=9_000,
+        tokens_after=2_000,
+    )
+    bare = CompactionStart(session_id=session_id)
+    with event_stream(gateway, session_id) as stream:
+        for event in (start, done, bare):
+            publish(gateway, event)  # type: ignore[arg-type]
+        got = [stream.next() for _ in range(5)]
+    ids = {"sessionId": session_id, "requestId": "r1"}
+    assert got == [
+        ("compaction_start", start.to_wire()),
+        (
+            "context_compact_start",
+            {"type": "context_compact_start", **ids, "stage": "compact_msg1"},
+        ),
+        ("compaction_done", done.to_wire()),
+        (
+            "context_compact_done",
+            {"type": "context_compact_done", **ids, "stage": "compact_msg2"}
+            | {"tokensBefore": 9_000, "tokensAfter": 2_000},
+        ),
+        ("compaction_start", bare.to_wire()),  # no stage: no twin
+    ]

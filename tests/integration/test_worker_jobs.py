@@ -114,6 +114,8 @@ def test_manual_compaction_succeeds_with_each_provider(
     events = h.events()
     assert [e.type for e in events] == ["compaction_start", "compaction_done", "token_update"]
     assert events[1].to_wire() == done.to_wire()
+    # every worker run compacts the history segment, and says so on its start and done
+    assert [getattr(e, "stage", None) for e in events] == ["history", "history", None]
     for event in events:
         assert (event.session_id, event.request_id, event.reason) == (
             session_id,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from compaction.contract import MAX_SESSION_ID, CompactionStart, readable_ids, valid_session_id
+from compaction.contract import (
+    MAX_SESSION_ID,
+    CompactionDone,
+    CompactionStart,
+    parse_event,
+    readable_ids,
+    valid_session_id,
+)
 
 
 @pytest.mark.parametrize("value", ["s", "s" * MAX_SESSION_ID, "tenant:chat/1", "s-\U0001f600"])
@@ -39,3 +46,16 @@ def test_readable_ids_of_a_broken_payload_are_ids_an_event_takes(
     assert readable_ids(data) == ids
     if ids[0] is not None:
         CompactionStart(session_id=ids[0], request_id=ids[1])
+
+
+def test_stage_round_trips_and_is_absent_from_the_wire_when_unset() -> None:
+    done = CompactionDone(
+        session_id="s1", stage="loop", removed_count=3, tokens_before=900, tokens_after=300
+    )
+    assert done.to_wire()["stage"] == "loop"
+    assert parse_event(done.to_json()) == done
+    assert (
+        "stage" not in CompactionStart(session_id="s1").to_wire()
+    )  # older consumers see nothing new
+    with pytest.raises(ValidationError):
+        parse_event({"type": "compaction_start", "sessionId": "s1", "stage": "tools"})
