@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from websockets.sync.client import ClientConnection, connect
 
-from compaction.contract import ContextUsage, TokenUpdate
+from compaction.contract import AnyEvent, ContextUsage, TokenUpdate
 from service.events import EventPublisher
 from store import ChannelConfig
 from tests.gateway.conftest import Gateway
@@ -111,7 +111,7 @@ def token_update(session_id: str, used: int = 1_000) -> TokenUpdate:
     )
 
 
-def publish(gateway: Gateway, event: TokenUpdate) -> None:
+def publish(gateway: Gateway, event: AnyEvent) -> None:
     """As a worker publishes: the stream, then the channel."""
     producers = gateway.resources.producers
     EventPublisher(producers.redis, prefix=producers.settings.channel_prefix).publish(event)

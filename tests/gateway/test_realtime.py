@@ -164,7 +164,7 @@ def test_sse_also_names_a_staged_compaction_as_the_seed_does(gateway: Gateway) -
     bare = CompactionStart(session_id=session_id)
     with event_stream(gateway, session_id) as stream:
         for event in (start, done, bare):
-            publish(gateway, event)  # type: ignore[arg-type]
+            publish(gateway, event)
         got = [stream.next() for _ in range(5)]
     ids = {"sessionId": session_id, "requestId": "r1"}
     assert got == [
