@@ -2,20 +2,25 @@
 
 It fills the seed's headings with lines taken from the turns themselves: the first user goal,
 user constraints, commands run, files touched, errors, the last ask unless a reply answered it.
-It serves the demo and the opt-in fallback for when the auxiliary model fails, and says in its
-text that it is extractive. On an update it keeps the previous summary's lines under each
-heading and adds the new ones.
+Asked for the loop's execution summary (``compaction/prompts_loop.py``), it fills the loop's
+headings instead: the tool calls in order, commands run, errors, paths and values, the agent's
+last words. It serves the demo and the opt-in fallback for when the auxiliary model fails, and
+says in its text that it is extractive. On an update it keeps the previous summary's lines under
+each heading and adds the new ones.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from compaction import ledger
-from compaction.messages import Message
+from compaction.identifiers import commands
+from compaction.messages import Message, ToolCall
 from compaction.prompts import HEADINGS, Language
+from compaction.prompts_loop import LOOP_HEADINGS, LOOP_MARKER
 from compaction.summary import SummaryRequest
 
 _MARK: dict[Language, str] = {
@@ -29,8 +34,6 @@ _COVERAGE: dict[Language, str] = {
     "zh": "本摘要覆盖 {n} 条消息（用户 {u} 条、助手 {a} 条、工具结果 {t} 条），"
     "由原文逐条抽取而成。",
 }
-#: Sections whose lines describe the latest state: an update replaces them.
-_LATEST = frozenset({"doing", "next"})
 _CONSTRAINT = re.compile(
     r"\b(?:must|should|never|always|don't|do not|prefer|avoid|only|make sure|require|please)\b"
     r"|必须|不要|别|请|需要|希望|只|务必",
@@ -40,6 +43,8 @@ _DECISION = re.compile(r"\b(?:decid|because|instead|chose|choose|going to|will u
 # A dot ends a sentence only before white space ("setup.py" and "3.11" stay whole).
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _ITEM_CHARS = 240
+#: The loop summary's newest calls, the most listed from one request.
+_LOOP_CALLS = 16
 
 
 def _line(text: str) -> str:
@@ -56,18 +61,27 @@ def _sentences(messages: Iterable[Message], pattern: re.Pattern[str]) -> list[st
     return found
 
 
+def _last_words(assistants: Sequence[Message]) -> list[str]:
+    """The latest assistant text: what the agent was doing, or about to do."""
+    text = next((m.content for m in reversed(assistants) if m.content.strip()), "")
+    return [_line(text)] if text else []
+
+
+def _ran(found: Mapping[str, list[str]]) -> list[str]:
+    return [f"ran `{c}`" for c in found["commands"][-12:]]
+
+
 def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, list[str]]:
     users = [m for m in turns if m.role == "user" and not m.is_summary]
     first_ask = next((m for m in [*head, *users] if m.role == "user" and not m.is_summary), None)
     assistants = [m for m in turns if m.role == "assistant"]
     found = ledger.extract(turns)
     tools = Counter(call.name for m in assistants for call in m.tool_calls)
-    last_words = next((m.content for m in reversed(assistants) if m.content.strip()), "")
     return {
         "goal": [_line(first_ask.content)] if first_ask else [],
         "constraints": _sentences(users, _CONSTRAINT)[:8],
-        "done": [f"ran `{c}`" for c in found["commands"][-12:]],
-        "doing": [_line(last_words)] if last_words else [],
+        "done": _ran(found),
+        "doing": _last_words(assistants),
         "blocked": found["errors"][-6:],
         "decisions": _sentences(assistants, _DECISION)[-6:],
         "files": found["paths"][-20:],
@@ -88,8 +102,38 @@ def _open_ask(turns: Sequence[Message]) -> list[str]:
     return []
 
 
-def _previous_sections(summary: str, language: Language) -> dict[str, list[str]]:
-    by_heading = {h: key for key, h in HEADINGS[language].items()}
+def _loop_sections(turns: Sequence[Message], _head: Sequence[Message]) -> dict[str, list[str]]:
+    """The loop's execution summary (docs/architecture.md, "The algorithm"): the steps' calls,
+    commands, errors and values; the request above them stays verbatim, so no goal."""
+    assistants = [m for m in turns if m.role == "assistant"]
+    found = ledger.extract(turns)
+    # The newest calls only: each is matched against the ledger's findings.
+    calls = [call for m in assistants for call in m.tool_calls][-_LOOP_CALLS:]
+    keys = [*found["paths"], *found["urls"], *found["ids"]]
+    return {
+        "calls": [_call(call, keys) for call in calls],
+        "done": _ran(found),
+        "failed": found["errors"][-6:],
+        "state": found["paths"][-12:] + (found["ids"] + found["urls"] + found["values"])[-8:],
+        "next": _last_words(assistants),
+    }
+
+
+def _call(call: ToolCall, keys: Sequence[str]) -> str:
+    """A call's name and its key argument: the command it ran, else the first of ``keys`` (the
+    ledger's paths, URLs and ids) in its arguments, the longest of those starting there (a
+    file, not the folder that begins its path)."""
+    key = next(iter(commands([call])), None)
+    if key is None:
+        at = ((call.arguments.find(k), -len(k), k) for k in keys)
+        key = min((hit for hit in at if hit[0] != -1), default=(0, 0, ""))[2]
+    return _line(f"{call.name} `{key}`" if key else call.name)
+
+
+def _previous_sections(
+    summary: str, headings: Mapping[str, str], language: Language
+) -> dict[str, list[str]]:
+    by_heading = {h: key for key, h in headings.items()}
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in summary.splitlines():
@@ -100,20 +144,35 @@ def _previous_sections(summary: str, language: Language) -> dict[str, list[str]]
     return sections
 
 
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """One kind of summary: its headings, how its sections are filled from the turns, and the
+    sections that describe the latest state (an update replaces them)."""
+
+    headings: Mapping[Language, dict[str, str]]
+    sections: Callable[[Sequence[Message], Sequence[Message]], dict[str, list[str]]]
+    latest: frozenset[str]
+
+
+_HISTORY = _Kind(HEADINGS, _sections, frozenset({"doing", "next"}))
+_LOOP = _Kind(LOOP_HEADINGS, _loop_sections, frozenset({"next"}))
+
+
 class OfflineSummarizer:
     """``summarize(request) -> str``; same input, same output."""
 
     def summarize(self, request: SummaryRequest) -> str:
         language = request.language
-        headings = HEADINGS[language]
-        fresh = _sections(request.messages, request.head)
-        merged = _previous_sections(request.previous_summary or "", language)
+        kind = _LOOP if request.prompts.marker == LOOP_MARKER else _HISTORY
+        headings = kind.headings[language]
+        fresh = kind.sections(request.messages, request.head)
+        merged = _previous_sections(request.previous_summary or "", headings, language)
         # A new ask ends the earlier next steps, even once answered.
         asked = any(m.role == "user" and not m.is_summary for m in request.messages)
         for key, items in fresh.items():
             if key == "goal" and merged.get("goal"):
                 continue  # the first goal stays the goal
-            if key in _LATEST and (items or (key == "next" and asked)):
+            if key in kind.latest and (items or (key == "next" and asked)):
                 merged[key] = items
             else:
                 merged[key] = list(dict.fromkeys([*merged.get(key, []), *items]))
