@@ -29,8 +29,10 @@
 //   settings: settings-panel, settings-close; agent-settings, agent-id, agent-form,
 //             agent-aux-select ("" = inherit), agent-aux-effective, agent-strategy-select,
 //             agent-threshold (range 30-95 step 5), agent-threshold-value,
-//             agent-threshold-inherit (checkbox), agent-threshold-effective, agent-protect-head
-//             ("" = inherit), agent-head-effective, agent-save, agent-save-status
+//             agent-threshold-inherit (checkbox), agent-threshold-effective (class "overridden"
+//             on agent-threshold while a token budget applies), agent-token-budget ("" = none
+//             of its own; min 1000), agent-budget-effective, agent-protect-head ("" = inherit),
+//             agent-head-effective, agent-save, agent-save-status
 //   channels: channel-list, channel-item (data-channel-id, data-name) with channel-auxiliary-tag,
 //             channel-default-tag, channel-edit, channel-make-default, channel-remove (a
 //             refusal shows in channel-message, then a native confirm() offers force);

@@ -1,9 +1,10 @@
 // The settings panel: the current session's agent (seed §8.5: auxiliary model, strategy,
-// threshold, protected head; blank inherits) and the model channels (§8.6: list, add, edit,
-// make default, remove with the server's refusal and a force confirm). Keys are write-only.
+// threshold, token budget, protected head; blank inherits) and the model channels (§8.6: list,
+// add, edit, make default, remove with the server's refusal and a force confirm). Keys are
+// write-only.
 
 import { api, ApiError } from "./api.js";
-import { t } from "./i18n.js";
+import { num, t } from "./i18n.js";
 import { loadChannels, channelsState, renderChannels, wireChannels } from "./channels.js";
 
 const $ = (id) => document.getElementById(id);
@@ -46,6 +47,36 @@ function syncThreshold() {
   $("agent-threshold-value").textContent = `${$("agent-threshold").value}%`;
 }
 
+/** The budget that will set the threshold as the form stands (null: none). The system's
+ * (COMPACTION_TOKEN_BUDGET) is known only while the agent has no budget of its own. */
+function formBudget() {
+  const typed = $("agent-budget").value.trim();
+  if (typed) return Number(typed);
+  const agent = state.agent;
+  return agent.tokenBudget == null ? agent.effective.tokenBudget.value : null;
+}
+
+// A budget replaces the percentage (docs/architecture.md, "Settings"): the slider then says so
+// and is dimmed, rather than showing a threshold that does not apply.
+function syncBudget() {
+  const budget = formBudget();
+  const threshold = state.agent.effective.thresholdPercent;
+  $("agent-threshold").classList.toggle("overridden", budget != null);
+  $("agent-threshold-effective").textContent =
+    budget != null
+      ? t("thresholdUnused", { v: num(budget) })
+      : t("effective", { v: `${threshold.value}%`, src: sourceText(threshold) });
+}
+
+function renderBudget(agent) {
+  const budget = agent.effective.tokenBudget;
+  $("agent-budget").value = agent.tokenBudget ?? "";
+  const value =
+    budget.value == null ? t("budgetNone") : t("budgetTokens", { v: num(budget.value) });
+  $("agent-budget-effective").textContent = t("effective", { v: value, src: sourceText(budget) });
+  syncBudget();
+}
+
 export function renderAgent() {
   const form = $("agent-form");
   const agent = state.agent;
@@ -61,11 +92,8 @@ export function renderAgent() {
   const threshold = agent.effective.thresholdPercent;
   $("agent-threshold-inherit").checked = agent.compactionThresholdPercent == null;
   $("agent-threshold").value = String(agent.compactionThresholdPercent ?? threshold.value);
-  $("agent-threshold-effective").textContent = t("effective", {
-    v: `${threshold.value}%`,
-    src: sourceText(threshold),
-  });
   syncThreshold();
+  renderBudget(agent);
   const head = agent.effective.protectFirstN;
   $("agent-head").value = agent.compactionProtectFirstN ?? "";
   $("agent-head").placeholder = `${t("inherit")}: ${head.value}`;
@@ -81,6 +109,7 @@ async function saveAgent(event) {
   event.preventDefault();
   const status = $("agent-save-status");
   const head = $("agent-head").value.trim();
+  const budget = $("agent-budget").value.trim();
   const aux = $("agent-aux").value;
   const inherit = $("agent-threshold-inherit").checked;
   const body = {
@@ -88,6 +117,7 @@ async function saveAgent(event) {
     compactionStrategy: $("agent-strategy").value || "lossy",
     thresholdPercent: inherit ? null : Number($("agent-threshold").value),
     protectFirstN: head ? Number(head) : null,
+    tokenBudget: budget ? Number(budget) : null,
   };
   try {
     state.agent = await api(`/api/agents/${encodeURIComponent(state.agentId)}`, {
@@ -132,6 +162,7 @@ export function wireSettings(onSaved) {
   state.onSaved = onSaved;
   $("agent-form").addEventListener("submit", saveAgent);
   $("agent-threshold").addEventListener("input", syncThreshold);
+  $("agent-budget").addEventListener("input", syncBudget);
   $("agent-threshold-inherit").addEventListener("change", (event) => {
     // inheriting shows the value that will apply
     if (event.target.checked && state.agent) {

@@ -93,6 +93,58 @@ def test_agent_settings_save_and_come_back(console: Console) -> None:
     assert cleared.auxiliary_model_channel_id is None
 
 
+def test_a_token_budget_replaces_the_percentage(console: Console) -> None:
+    """The budget saves through the form, shows after a reload, sets the session's threshold
+    in tokens instead of the percentage (12,000 x 70% = 8,400), and blank clears it."""
+    stack = console.stack
+    session = session_at(console, 0.3)
+    agent = agent_of(stack, session)
+    page = console.open(session)
+    open_settings(page)
+    budget = page.get_by_test_id("agent-token-budget")
+    slider = page.get_by_test_id("agent-threshold")
+    threshold_effective = page.get_by_test_id("agent-threshold-effective")
+    expect(budget).to_have_value("")
+    expect(page.get_by_test_id("agent-budget-effective")).to_have_text(
+        "Effective: none, the percentage threshold applies (system setting COMPACTION_TOKEN_BUDGET)"
+    )
+    budget.fill("5000")
+    expect(slider).to_have_class(re.compile(r"\boverridden\b"))
+    expect(threshold_effective).to_have_text(
+        "Not used: the token budget (5,000 tokens) replaces the percentage"
+    )
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
+    assert stack.api.get(f"/api/agents/{agent}").json()["tokenBudget"] == 5000
+    stats = stack.api.get(f"/api/sessions/{session}/context-stats").json()
+    assert (stats["tokenBudget"], stats["thresholdTokens"]) == (5000, 5000)
+
+    page.reload()
+    open_settings(page)
+    expect(budget).to_have_value("5000")
+    expect(page.get_by_test_id("agent-budget-effective")).to_have_text(
+        "Effective: 5,000 tokens (the agent's own)"
+    )
+    expect(slider).to_have_class(re.compile(r"\boverridden\b"))
+    console.shot("token-budget-saved")
+    page.get_by_test_id("lang-select").select_option("zh")
+    expect(page.locator("label[for=agent-budget]")).to_have_text("Token 预算（固定阈值）")
+    expect(threshold_effective).to_have_text("未使用：Token 预算（5,000 tokens）取代了百分比阈值")
+    page.get_by_test_id("lang-select").select_option("en")
+
+    budget.fill("")
+    expect(slider).not_to_have_class(re.compile(r"\boverridden\b"))
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
+    assert stack.api.get(f"/api/agents/{agent}").json()["tokenBudget"] is None
+    stats = stack.api.get(f"/api/sessions/{session}/context-stats").json()
+    assert (stats["tokenBudget"], stats["thresholdTokens"]) == (None, 8400)
+    expect(threshold_effective).to_contain_text("Effective: 70%")
+    page.reload()
+    open_settings(page)
+    expect(budget).to_have_value("")
+
+
 def test_channel_form_saves_edits_and_removes(console: Console) -> None:
     stack = console.stack
     name = f"deepseek-{uuid.uuid4().hex[:6]}"
