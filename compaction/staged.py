@@ -1,0 +1,118 @@
+"""The two stages of a compaction, in order (docs/architecture.md, "The algorithm", "Two
+segments"): the history first (``compact()``: the turns before the latest request); the loop
+(``compact_loop()``: the older steps of the current task's tool loop) only when the history
+alone could not bring the session under its threshold, or had nothing to compact.
+
+The worker runs the stages itself, writing and announcing each one; ``first_stage`` and
+``loop_follows`` are the rules it asks, so that it and ``compact_staged`` (the whole thing in
+memory, for tests, benchmarks and the demo) cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from compaction.boundaries import history_compactable, loop_compactable
+from compaction.config import CompactionConfig
+from compaction.contract import Stage
+from compaction.engine import CompactionResult, Reason, compact
+from compaction.loop import LoopResult, compact_loop
+from compaction.messages import Message
+from compaction.summary import Summarizer
+from compaction.tokens import estimate_tokens
+
+__all__ = ["Staged", "compact_staged", "first_stage", "loop_follows", "loop_stage"]
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """What each stage did; ``None`` for a stage that did not run."""
+
+    history: CompactionResult | None
+    loop: LoopResult | None
+
+    @property
+    def last(self) -> CompactionResult:
+        result = self.loop or self.history
+        assert result is not None, "a Staged result holds at least one stage"
+        return result
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.last.messages
+
+    @property
+    def tokens_before(self) -> int:
+        return (self.history or self.last).tokens_before
+
+    @property
+    def tokens_after(self) -> int:
+        return self.last.tokens_after
+
+
+def _counts(messages: Sequence[Message], config: CompactionConfig) -> list[int]:
+    estimate = config.estimator()
+    return [estimate_tokens(m, estimate) for m in messages]
+
+
+def first_stage(messages: Sequence[Message], config: CompactionConfig) -> Stage | None:
+    """The stage a run starts with: the history when it has something to summarize, else the
+    loop when it has; ``None`` when neither has (``nothing_to_compact``)."""
+    counts = _counts(messages, config)
+    if history_compactable(messages, counts, config):
+        return "history"
+    return "loop" if loop_compactable(messages, counts) else None
+
+
+def loop_follows(history: CompactionResult, config: CompactionConfig) -> bool:
+    """After the history stage: whether the loop stage runs too (still at or over the threshold,
+    and the loop has older steps to summarize beyond what the tail budget keeps, as the loop
+    stage will count them)."""
+    if history.tokens_after < config.threshold_tokens:
+        return False
+    counts = _counts(history.messages, config)
+    return loop_compactable(history.messages, counts, budget=config.tail_token_budget)
+
+
+def loop_stage(
+    messages: Iterable[Message],
+    config: CompactionConfig,
+    summarizer: Summarizer,
+    *,
+    reason: Reason,
+    focus: str | None,
+    history: CompactionResult | None,
+) -> LoopResult:
+    """The loop stage of a request, after ``history`` (``None``: the history had nothing).
+    ``/compact`` forces it only when the history had nothing to give; after the history stage
+    it runs, like an automatic one, only at or over the threshold."""
+    return compact_loop(
+        messages,
+        config,
+        summarizer,
+        reason=reason if history is None else "auto",
+        focus=focus,
+        language=history.language if history is not None else None,
+    )
+
+
+def compact_staged(
+    messages: Iterable[Message],
+    config: CompactionConfig,
+    summarizer: Summarizer,
+    *,
+    reason: Reason = "auto",
+    focus: str | None = None,
+) -> Staged:
+    """Both stages in memory, as the worker runs them. Raises what ``compact()`` and
+    ``compact_loop()`` raise (``NothingToCompact`` when neither segment has anything)."""
+    items = list(messages)
+    history = None
+    if first_stage(items, config) == "history":
+        history = compact(items, config, summarizer, reason=reason, focus=focus)
+        if not loop_follows(history, config):
+            return Staged(history, None)
+        items = history.messages
+    loop = loop_stage(items, config, summarizer, reason=reason, focus=focus, history=history)
+    return Staged(history, loop)
