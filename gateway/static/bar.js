@@ -1,6 +1,7 @@
 // The context bar above the input (3px: green to the threshold, orange to 90%, red with a
-// pulse above, blue and moving while a compaction runs), its threshold tick, and the status
-// line with the token breakdown on hover.
+// pulse above, blue and moving while a compaction runs), its threshold tick (at the fixed token
+// budget's share of the window when one applies, else at the percentage), and the status line
+// with the token breakdown on hover.
 
 import { num, t } from "./i18n.js";
 
@@ -20,6 +21,10 @@ export function statsFromContextStats(stats) {
     maxTokens: stats.maxTokens,
     percent: stats.percent,
     thresholdPercent: stats.thresholdPercent,
+    // token_update carries neither (docs/architecture.md, "Events"): kept from here until the
+    // next context-stats, which the console reloads after each compaction and settings save
+    thresholdTokens: stats.thresholdTokens,
+    tokenBudget: stats.tokenBudget ?? null,
     compactions: stats.compactions ?? 0,
     tokensByRole: stats.tokensByRole || {},
     tokensBySegment: stats.tokensBySegment || {},
@@ -37,6 +42,21 @@ export function mergeTokenUpdate(previous, event) {
     compactions: context.compactions ?? previous?.compactions ?? 0,
     current: event.current || previous?.current,
   };
+}
+
+/** Where compaction starts, as a share of the window (0–100), and the status line's words for
+ * it: the fixed token budget's tokens when one applies, else the percentage threshold. */
+function thresholdOf(stats) {
+  const percent = Number(stats.thresholdPercent) || 0;
+  const tokens = Number(stats.thresholdTokens);
+  const max = Number(stats.maxTokens);
+  if (stats.tokenBudget == null || !(tokens > 0) || !(max > 0)) {
+    const words = { t: percent };
+    return { at: percent, tick: t("thresholdTick", words), status: t("thresholdStatus", words) };
+  }
+  const words = { b: num(tokens) };
+  const at = Math.min(100, Math.round((1000 * tokens) / max) / 10); // one decimal, as `percent`
+  return { at, tick: t("budgetTick", words), status: t("budgetStatus", words) };
 }
 
 function breakdownRows(stats) {
@@ -96,15 +116,15 @@ export function renderBar(stats, compacting) {
     return;
   }
   const percent = Math.max(0, Number(stats.percent) || 0);
-  const threshold = Number(stats.thresholdPercent) || 0;
-  bar.dataset.band = compacting ? "compacting" : band(percent, threshold);
+  const threshold = thresholdOf(stats);
+  bar.dataset.band = compacting ? "compacting" : band(percent, threshold.at);
   bar.dataset.percent = String(percent);
-  bar.dataset.threshold = String(threshold);
+  bar.dataset.threshold = String(threshold.at);
   bar.setAttribute("aria-valuenow", String(Math.round(percent)));
   fill.style.width = compacting ? "100%" : `${Math.min(percent, 100)}%`;
   tick.hidden = false;
-  tick.style.left = `${threshold}%`;
-  tick.title = t("thresholdTick", { t: threshold });
+  tick.style.left = `${threshold.at}%`;
+  tick.title = threshold.tick;
   tick.dataset.tip = tick.title; // drawn by CSS at once; the native title comes late
   tick.setAttribute("aria-label", tick.title);
   text.dataset.compacting = compacting ? "true" : "false";
@@ -113,7 +133,7 @@ export function renderBar(stats, compacting) {
     : t("status", {
         used: num(stats.usedTokens),
         max: num(stats.maxTokens),
-        t: threshold,
+        threshold: threshold.status,
         n: stats.compactions ?? 0,
       });
   renderBreakdown(stats);
