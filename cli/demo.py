@@ -25,7 +25,7 @@ from rq.serializers import JSONSerializer
 from cli.common import prepare_database
 from cli.sessions import read_transcript
 from compaction import estimate_messages_tokens
-from compaction.contract import AnyEvent, CompactionDone
+from compaction.contract import AnyEvent, CompactionDone, CompactionStart
 from compaction.errors import NoAuxiliaryModel
 from producers import trigger
 from producers.context import Producers
@@ -99,7 +99,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not isinstance(final, CompactionDone):
         print(f"compaction: the demo's compaction ended {final.type}", file=sys.stderr)
         return 1
-    _report(store, settings, session_id, count_before, final, seconds, out)
+    dones = [e for e in events if isinstance(e, CompactionDone)]
+    _report(store, settings, session_id, count_before, dones, seconds, out)
     return 0
 
 
@@ -151,14 +152,14 @@ def _report(
     settings: Settings,
     session_id: str,
     count_before: int,
-    final: CompactionDone,
+    dones: list[CompactionDone],
     seconds: float,
     out: TextIO | None,
 ) -> None:
     after = store.load_history(session_id)
     run_record = store.runs(session_id)[-1]
     print("[5/5] done\n", file=out)
-    _table(count_before, len(after), final, seconds, run_record.durations or {}, out)
+    _table(count_before, len(after), dones, seconds, run_record.durations or {}, out)
     summary = store.latest_summary(session_id)
     if summary is not None:
         print("\nsummary message:\n", file=out)
@@ -177,11 +178,15 @@ def _events(client: redis.Redis, stream: str, since: str) -> list[AnyEvent]:
 
 
 def _event_detail(event: AnyEvent) -> str:
+    stage = f" ({event.stage})" if isinstance(event, CompactionStart | CompactionDone) else ""
     if isinstance(event, CompactionDone):
+        follows = f"; the {event.next_stage} stage follows" if event.next_stage else ""
         return (
-            f": {event.removed_count} messages summarized, {event.tokens_before:,} → "
-            f"{event.tokens_after:,} tokens"
+            f"{stage}: {event.removed_count} messages summarized, {event.tokens_before:,} → "
+            f"{event.tokens_after:,} tokens{follows}"
         )
+    if stage:
+        return stage
     code = getattr(event, "code", None)
     return f" [{code}]" if code else ""
 
@@ -189,20 +194,23 @@ def _event_detail(event: AnyEvent) -> str:
 def _table(
     count_before: int,
     count_after: int,
-    done: CompactionDone,
+    dones: list[CompactionDone],
     seconds: float,
     phases: dict[str, float],
     out: TextIO | None,
 ) -> None:
-    ratio = done.tokens_after / done.tokens_before if done.tokens_before else 1.0
+    """Figures over the request's stages: from the first's before to the last's after."""
+    before, after = dones[0].tokens_before, dones[-1].tokens_after
+    ratio = after / before if before else 1.0
+    pruned = sum(d.pruned_count for d in dones)
+    removed = sum(d.removed_count for d in dones)
     print(f"{'':28}{'before':>10}{'after':>10}", file=out)
     print(f"{'messages (compacted view)':28}{count_before:>10,}{count_after:>10,}", file=out)
     print(
-        f"{'tokens (estimated)':28}{done.tokens_before:>10,}{done.tokens_after:>10,}"
-        f"  ratio {ratio:.2f} (-{1 - ratio:.0%})",
+        f"{'tokens (estimated)':28}{before:>10,}{after:>10,}  ratio {ratio:.2f} (-{1 - ratio:.0%})",
         file=out,
     )
-    print(f"{'tool outputs pruned':28}{'':>10}{done.pruned_count:>10}", file=out)
-    print(f"{'messages summarized':28}{'':>10}{done.removed_count:>10}", file=out)
+    print(f"{'tool outputs pruned':28}{'':>10}{pruned:>10}", file=out)
+    print(f"{'messages summarized':28}{'':>10}{removed:>10}", file=out)
     parts = ", ".join(f"{name} {value * 1000:.1f} ms" for name, value in phases.items())
     print(f"\njob time {seconds * 1000:.0f} ms; phases: {parts}", file=out)

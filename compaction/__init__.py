@@ -16,6 +16,7 @@ from compaction.errors import (
 from compaction.loop import LoopResult, compact_loop, is_loop_summary
 from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
 from compaction.prompts_loop import LOOP_MARKER
+from compaction.staged import Staged, compact_staged, first_stage, loop_follows
 from compaction.tokens import estimate_messages_tokens, estimate_tokens
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Message",
     "MessageTooLarge",
     "NothingToCompact",
+    "Staged",
     "Summarizer",
     "SummaryRequest",
     "SummaryTooLong",
@@ -38,9 +40,12 @@ __all__ = [
     "ToolCall",
     "compact",
     "compact_loop",
+    "compact_staged",
     "compactable",
     "estimate_messages_tokens",
     "estimate_tokens",
+    "first_stage",
     "is_loop_summary",
+    "loop_follows",
     "messages_from_dicts",
 ]

@@ -6,8 +6,12 @@ past tool results so that a call in the
 head keeps its results; it also stops before an earlier summary, so that the next compaction
 replaces it instead of keeping two. The tail is what fits the tail budget counted from the end,
 at least ``min_tail_messages``, moved back so that no tool result is cut from its call. The
-last real user message is never summarized: when it falls between the two, the tail moves back
-to it or the head moves past it, whichever leaves the larger middle.
+latest real user request and the loop after it are never in this middle: the tail moves back to
+the request at the latest.
+
+The loop after that request has its own bounds (``loop_bounds``, the loop stage's): whole steps
+counted back from the end stay verbatim, the older steps between the request and them are its
+middle.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from dataclasses import dataclass
 from compaction.config import CompactionConfig
 from compaction.messages import Message, last_real_user_index
 from compaction.tokens import estimate_tokens
+
+#: Assistant steps the loop stage keeps verbatim at the end of the loop, at the least.
+RECENT_STEPS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,37 +81,72 @@ def find_bounds(
     head = head_end(messages, protect_first_n)
     tail = tail_start(messages, token_counts, tail_budget, min_tail_messages, head)
     last_user = last_real_user_index(messages)
-    if last_user is not None and head <= last_user < tail:
-        # Keep the last real request verbatim: either the tail grows back to it, or the head
-        # grows past it, whichever leaves more to summarize. (An agent that works for hours
-        # after one request would otherwise have nothing left to compact.)
-        before = sum(token_counts[head:last_user])
-        after = sum(token_counts[last_user + 1 : tail])
-        # Growing the head past an earlier summary would keep two summaries.
-        summary_between = any(m.is_summary for m in messages[head:last_user])
-        # The way that leaves a middle worth summarizing (two messages) wins when the other
-        # does not, so that whether a session is compactable does not hang on token sums.
-        grown, moved = tail - last_user - 1, last_user - head
-        grow = after > before
-        if (grown >= 2) != (moved >= 2):
-            grow = grown >= 2
-        if grow and not summary_between:
-            head = last_user + 1
-        else:
-            tail = last_user
+    if last_user is not None and tail > last_user:
+        # The latest real request and the loop after it are never summarized here: the loop
+        # has its own stage and prompt (``compaction.loop``).
+        tail = last_user
     return Bounds(head, max(head, tail))
 
 
 def compactable(messages: Sequence[Message], config: CompactionConfig) -> bool:
-    """Whether ``/compact`` would find something to summarize: more than the protected head,
-    the minimal tail and the last real user message (docs/architecture.md, "The algorithm",
-    phase 2). The producers ask it before enqueueing, the worker before announcing a run."""
-    if len(messages) <= head_end(messages, config.protect_first_n):
-        return False
+    """Whether ``/compact`` would find something to summarize in either segment: the history
+    between the protected head and the request, or the loop's steps before its recent ones
+    (docs/architecture.md, "The algorithm"). The producers ask it before enqueueing, the worker
+    before announcing a run."""
     estimate = config.estimator()
     counts = [estimate_tokens(m, estimate) for m in messages]
+    return history_compactable(messages, counts, config) or loop_compactable(messages, counts)
+
+
+def history_compactable(
+    messages: Sequence[Message], counts: Sequence[int], config: CompactionConfig
+) -> bool:
+    """More than the protected head, the minimal tail and the request: the history stage."""
+    if len(messages) <= head_end(messages, config.protect_first_n):
+        return False
     bounds = bounds_for(messages, counts, config, tail_budget=0)
     return summarizable(messages[bounds.head_end : bounds.tail_start])
+
+
+def loop_compactable(
+    messages: Sequence[Message], counts: Sequence[int], *, budget: int = 0, keep: int = RECENT_STEPS
+) -> bool:
+    """Older steps before the recent ones (at least ``keep``, more while they fit ``budget``):
+    the loop stage."""
+    bounds = loop_bounds(messages, counts, budget=budget, keep=keep)
+    return bounds is not None and summarizable(messages[bounds.start : bounds.end])
+
+
+@dataclass(frozen=True, slots=True)
+class LoopBounds:
+    request: int  # messages[request] is the latest real user request
+    start: int  # messages[start:end] is the loop's older part
+    end: int  # messages[end:] are the recent steps, kept verbatim
+    steps: int  # how many recent steps that is
+
+
+def loop_bounds(
+    messages: Sequence[Message], counts: Sequence[int], *, budget: int, keep: int
+) -> LoopBounds | None:
+    """The loop's older part and its recent steps: whole steps (a message and the tool results
+    after it) counted back from the end, at least ``keep``, more while they fit ``budget``.
+    An execution summary right after the request is part of the older part (folded into the
+    next one), never a step. ``None`` without a real user request."""
+    request = last_real_user_index(messages)
+    if request is None:
+        return None
+    start = request + 1
+    floor = start + 1 if start < len(messages) and messages[start].is_summary else start
+    at, total, steps = len(messages), 0, 0
+    while at > floor:
+        begin = at - 1
+        while begin > floor and messages[begin].role == "tool":
+            begin -= 1
+        size = sum(counts[begin:at])
+        if steps >= keep and total + size > budget:
+            break
+        at, total, steps = begin, total + size, steps + 1
+    return LoopBounds(request, start, at, steps)
 
 
 def bounds_for(

@@ -162,6 +162,9 @@ class CompactionStart(Event):
 class CompactionDone(Event):
     type: Literal["compaction_done"] = "compaction_done"
     stage: Stage | None = None
+    #: the stage the same request runs next (the loop's, when the history alone left the
+    #: session over its threshold): this done is not the request's last event
+    next_stage: Stage | None = None
     removed_count: int
     #: null when an auto request only pruned old tool outputs (phase 1 was enough)
     summary_message_id: int | None = None
@@ -216,6 +219,12 @@ AnyEvent = Annotated[
 ]
 _EVENTS: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
 FINAL_EVENTS = ("compaction_done", "compaction_failed", "compaction_skipped")
+
+
+def is_final(event: AnyEvent) -> bool:
+    """Whether ``event`` is the last its request gets: a done, failed or skipped event, but not
+    a stage's done that another stage follows (docs/architecture.md, "Events")."""
+    return event.type in FINAL_EVENTS and getattr(event, "next_stage", None) is None
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> AnyEvent:

@@ -56,7 +56,9 @@ class CompactionResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-class _Clock:
+class PhaseClock:
+    """Seconds per phase, for the run's record and the log (the loop stage uses it too)."""
+
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
         self._last = time.perf_counter()
@@ -83,7 +85,7 @@ def compact(
     Raises a ``CompactionError`` subclass rather than returning a half-done result.
     """
     config = config or CompactionConfig()
-    clock = _Clock()
+    clock = PhaseClock()
     measured = _measure(list(messages), config)
     if reason == "auto" and measured.tokens < config.threshold_tokens:
         tokens = measured.tokens
@@ -253,7 +255,7 @@ def _cut(
 
 
 def _assemble(
-    measured: _Measured, cut: _Cut, summary: Summary, config: CompactionConfig, clock: _Clock
+    measured: _Measured, cut: _Cut, summary: Summary, config: CompactionConfig, clock: PhaseClock
 ) -> CompactionResult:
     """Phase 4: head, summary message and tail, orphans repaired."""
     message = Message(role="user", content=summary.text, is_summary=True)

@@ -18,21 +18,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.boundaries import summarizable
+from compaction.boundaries import RECENT_STEPS, loop_bounds, summarizable
 from compaction.config import CompactionConfig
-from compaction.engine import CompactionResult
+from compaction.engine import CompactionResult, PhaseClock, Reason
 from compaction.errors import MessageTooLarge, NothingToCompact
-from compaction.messages import Message, last_real_user_index
+from compaction.messages import Message
 from compaction.prompts import Language, detect_language
-from compaction.prompts_loop import LOOP, LOOP_MARKER
+from compaction.prompts_loop import LOOP, is_loop_summary
 from compaction.summary import Summarizer, summarize
 from compaction.tokens import estimate_tokens
 from compaction.validate import ensure_valid
 
 __all__ = ["RECENT_STEPS", "LoopResult", "compact_loop", "is_loop_summary"]
-
-#: Assistant steps kept verbatim at the end of the loop, at the least.
-RECENT_STEPS = 3
 
 
 @dataclass
@@ -46,12 +43,6 @@ class LoopResult(CompactionResult):
     folded_previous: bool = False
 
 
-def is_loop_summary(message: Message) -> bool:
-    """An execution summary: a summary (``is_summary``, set by the engine or the store, never
-    inferred) whose text opens with ``LOOP_MARKER``."""
-    return message.is_summary and message.content.startswith(LOOP_MARKER)
-
-
 def compact_loop(
     messages: Iterable[Message],
     config: CompactionConfig,
@@ -60,23 +51,29 @@ def compact_loop(
     keep_recent_steps: int = RECENT_STEPS,
     previous_loop_summary: str | None = None,
     language: Language | None = None,
+    reason: Reason = "auto",
+    focus: str | None = None,
 ) -> LoopResult:
-    """Summarize the loop's older steps when ``messages`` are at or over the threshold; under it,
-    return them unchanged (``summarized=False``). The recent steps kept are at least
+    """Summarize the loop's older steps when ``messages`` are at or over the threshold (or
+    ``reason="manual"``: ``/compact`` always compacts); under it, return them unchanged
+    (``summarized=False``). The recent steps kept are at least
     ``keep_recent_steps``, more while they fit the config's tail budget. ``previous_loop_summary``
     (the stored one) wins over a summary found at the start of the loop. Raises
     ``NothingToCompact`` when the loop has no older part (under two messages), ``MessageTooLarge``
     when the request or a recent step's message alone is over the threshold."""
+    clock = PhaseClock()
     items = list(messages)
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
     estimate = config.estimator()
     counts = [estimate_tokens(m, estimate) for m in items]
     tokens = sum(counts)
     language = language or _language(items, config)
-    if tokens < config.threshold_tokens:
+    if reason == "auto" and tokens < config.threshold_tokens:
         return LoopResult(items, tokens, tokens, summarized=False, language=language)
-    start, end, steps = _bounds(items, counts, config, keep_recent_steps)
+    clock.lap("estimate")
+    start, end, steps = _bounds(items, counts, config, keep_recent_steps, reason)
     middle = items[start:end]
+    clock.lap("boundaries")
     summary = summarize(
         middle,
         config,
@@ -84,14 +81,15 @@ def compact_loop(
         previous_summary=previous_loop_summary,
         middle_tokens=sum(counts[start:end]),
         language=language,
-        focus=None,
+        focus=focus,
         head=items[:start],
-        lap=_no_lap,
+        lap=clock.lap,
         prompts=LOOP,
     )
     message = Message(role="user", content=summary.text, is_summary=True)
     out = assemble(items[:start], message, items[end:], ORPHAN_RESULT[language])
     ensure_valid(out, provider="openai")
+    clock.lap("assemble")
     return LoopResult(
         out,
         tokens,
@@ -110,26 +108,31 @@ def compact_loop(
         ledger_dropped=summary.ledger_dropped,
         recent_steps=steps,
         folded_previous=previous_loop_summary is not None or middle[0].is_summary,
+        timings=clock.timings,
     )
 
 
 def _bounds(
-    items: Sequence[Message], counts: Sequence[int], config: CompactionConfig, keep: int
+    items: Sequence[Message],
+    counts: Sequence[int],
+    config: CompactionConfig,
+    keep: int,
+    reason: Reason,
 ) -> tuple[int, int, int]:
     """``(start, end, steps)``: ``items[start:end]`` is the loop's older part, ``items[end:]``
-    the ``steps`` recent steps kept verbatim."""
-    request = last_real_user_index(items)
-    if request is None:
+    the ``steps`` recent steps kept verbatim. ``/compact`` always compacts: when the tail budget
+    holds the whole loop, only ``keep`` steps stay."""
+    bounds = loop_bounds(items, counts, budget=config.tail_token_budget, keep=keep)
+    if bounds is None:
         raise NothingToCompact("no user request: the loop is what follows the latest one")
-    start = request + 1
-    # An earlier summary at the start of the loop is folded, never counted as a step.
-    floor = start + 1 if start < len(items) and items[start].is_summary else start
-    end, steps = _recent(items, counts, floor, config.tail_token_budget, keep)
+    if reason == "manual" and not summarizable(items[bounds.start : bounds.end]):
+        bounds = loop_bounds(items, counts, budget=0, keep=keep) or bounds
+    start, end, steps = bounds.start, bounds.end, bounds.steps
     if not summarizable(items[start:end]):
         raise NothingToCompact(
             f"the loop before its {steps} most recent step(s) holds {end - start} message(s)"
         )
-    for index in [request, *range(end, len(items))]:
+    for index in [bounds.request, *range(end, len(items))]:
         if counts[index] >= config.threshold_tokens:
             raise MessageTooLarge(
                 f"message {index} alone is ~{counts[index]} tokens, over the threshold of "
@@ -138,29 +141,8 @@ def _bounds(
     return start, end, steps
 
 
-def _recent(
-    items: Sequence[Message], counts: Sequence[int], floor: int, budget: int, keep: int
-) -> tuple[int, int]:
-    """Where the recent steps start, and how many: whole steps (a message and the tool results
-    after it) counted back from the end, at least ``keep``, more while they fit ``budget``."""
-    at, total, steps = len(items), 0, 0
-    while at > floor:
-        begin = at - 1
-        while begin > floor and items[begin].role == "tool":
-            begin -= 1
-        size = sum(counts[begin:at])
-        if steps >= keep and total + size > budget:
-            break
-        at, total, steps = begin, total + size, steps + 1
-    return at, steps
-
-
 def _language(items: Sequence[Message], config: CompactionConfig) -> Language:
     """The config's summary language, or the user's when it says ``auto``."""
     if config.summary_language == "auto":
         return detect_language(items)
     return config.summary_language
-
-
-def _no_lap(_phase: str) -> None:
-    """The loop stage reports no per-phase timings."""

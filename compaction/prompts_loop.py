@@ -5,6 +5,7 @@ and the focus line are the history's (``compaction/prompts.py``)."""
 
 from __future__ import annotations
 
+from compaction.messages import Message
 from compaction.prompts import Language, PromptSet, structure
 
 #: Every loop summary starts with this marker: what the main model reads, and what tells a
@@ -137,3 +138,9 @@ LOOP = PromptSet(
     _PREFIX,
     LOOP_MARKER,
 )
+
+
+def is_loop_summary(message: Message) -> bool:
+    """An execution summary: a summary (``is_summary``, set by the engine or the store, never
+    inferred) whose text opens with ``LOOP_MARKER``."""
+    return message.is_summary and message.content.startswith(LOOP_MARKER)

@@ -21,6 +21,7 @@ from compaction.config import CompactionConfig
 from compaction.errors import SummaryTooLong, SummaryTooShort
 from compaction.messages import Message
 from compaction.prompts import HISTORY, Language, PromptSet
+from compaction.prompts_loop import LOOP, is_loop_summary
 from compaction.redact import Rules, Secrets, redact, redact_many, rules_for
 from compaction.serialize import serialize
 from compaction.storable import storable
@@ -133,8 +134,9 @@ def summarize(
     """The summary message's content; ``lap`` is called at the end of each step (timings).
     ``middle_tokens`` (the middle's estimate) sets the budget (docs/architecture.md, "The
     algorithm", phase 3); ``prompts`` is the kind of summary (the history's by default)."""
-    previous_body, previous_ledger = _previous(middle, previous_summary, prompts)
-    material = _prepare(middle, config)
+    previous, turns = _split(middle, previous_summary, prompts)
+    previous_body, previous_ledger = _previous(previous)
+    material = _prepare(turns, config)
     # What redaction takes out of the turns in context, kept out of what is made from them
     # without it: the ledger's items, a summary quoting the turns.
     secrets = Secrets.of(material.turns.texts, material.rules or ())
@@ -225,17 +227,35 @@ def _frame(request: SummaryRequest, focus: str | None) -> int:
     return max(map(request.estimate, prompts)) + 2
 
 
-def _previous(
+def _split(
     middle: Sequence[Message], previous_summary: str | None, prompts: PromptSet
-) -> tuple[str | None, ledger.Ledger | None]:
-    """The body and the ledger of the summary this one updates: the one given, else the
-    latest summary inside the middle."""
-    if previous_summary is None:
-        earlier = [m for m in middle if m.is_summary]
-        previous_summary = earlier[-1].content if earlier else None
+) -> tuple[str | None, list[Message]]:
+    """The summary this one updates (the one given, else the latest of the same kind inside the
+    middle, which the given one supersedes), and the turns to summarize. Any other summary there
+    (an execution summary the history now holds, an older one) is read as a turn of the
+    agent's, so that nothing it says is lost."""
+    own = [i for i, m in enumerate(middle) if m.is_summary and _kind(m) is prompts]
+    updated = own[-1] if own else None
+    if previous_summary is None and updated is not None:
+        previous_summary = middle[updated].content
+    turns = [
+        Message(role="assistant", content=m.content) if m.is_summary and i != updated else m
+        for i, m in enumerate(middle)
+        if not (m.is_summary and i == updated)
+    ]
+    return previous_summary, turns
+
+
+def _kind(summary: Message) -> PromptSet:
+    return LOOP if is_loop_summary(summary) else HISTORY
+
+
+def _previous(previous_summary: str | None) -> tuple[str | None, ledger.Ledger | None]:
+    """The body and the ledger of the summary this one updates."""
     if not previous_summary:
         return None, None
-    return ledger.parse(prompts.strip(previous_summary))
+    kind = LOOP if previous_summary.startswith(LOOP.marker) else HISTORY
+    return ledger.parse(kind.strip(previous_summary))
 
 
 def _fold(

@@ -1,7 +1,8 @@
 """The phases of one locked run (docs/architecture.md, "The job"), each a small function
 returning what the next one needs: load the session, decide whether the request stops before
-anything is announced, announce, compact, write in one fenced transaction, and say what
-happened.
+anything is announced, then each stage (the history's, the loop's when the history alone was
+not enough: ``compaction.staged``): announce, compact, write in one fenced transaction, and say
+what happened.
 
 ``worker.jobs`` takes the lock and turns failures into events; this module is the straight
 path through a run that succeeds or stops early.
@@ -10,11 +11,9 @@ path through a run that succeeds or stops early.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
-
-import redis
 
 from compaction import (
     CompactionConfig,
@@ -22,6 +21,8 @@ from compaction import (
     compact,
     compactable,
     estimate_messages_tokens,
+    first_stage,
+    loop_follows,
 )
 from compaction.contract import (
     AnyEvent,
@@ -29,16 +30,14 @@ from compaction.contract import (
     CompactionRequested,
     CompactionSkipped,
     CompactionStart,
-    ContextUsage,
     Stage,
-    TokenUpdate,
 )
-from compaction.errors import CompactionError, NothingToCompact
+from compaction.errors import NothingToCompact
 from compaction.messages import Message
 from compaction.prompts import Language
+from compaction.staged import loop_stage
 from service import logs
 from service.context import SessionContext
-from service.usage import last_usage
 from store.records import (
     AppliedCompaction,
     EventRow,
@@ -46,14 +45,12 @@ from store.records import (
     StoredMessage,
     compaction_write,
 )
-from worker import metrics, texts
+from worker import metrics, texts, updates
 from worker.lock import SessionLock
 from worker.runtime import Runtime
 from worker.summarizers import ChannelSummarizer
 
 log = logs.get_logger("compaction.job")
-#: every worker run compacts the history segment; the loop segment is compacted by the core only
-STAGE: Stage = "history"
 
 
 class JobRun:
@@ -109,6 +106,8 @@ class Loaded:
     view: list[StoredMessage]
     messages: list[Message]
     config: CompactionConfig
+    #: the session's compaction version the view was read at (the write's fence)
+    version: int
 
 
 def load(job: JobRun) -> Loaded:
@@ -123,7 +122,13 @@ def load(job: JobRun) -> Loaded:
     messages = [stored.message for stored in view]
     job.language = texts.language(settings.summary_language, messages)
     config = context.config(settings, summary_language=job.language)
-    return Loaded(context, view, messages, config)
+    return Loaded(context, view, messages, config, context.info.compaction_version)
+
+
+def reload(job: JobRun, loaded: Loaded, version: int) -> Loaded:
+    """The view again after a stage wrote at ``version``: the next stage's input and fence."""
+    view = job.runtime.store.load_history(job.request.session_id)
+    return replace(loaded, view=view, messages=[s.message for s in view], version=version)
 
 
 def auto_skip(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
@@ -158,89 +163,62 @@ def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
     return CompactionSkipped(code="nothing_to_compact", detail=detail, **job.event_fields())
 
 
-def announce(job: JobRun) -> None:
+def announce(job: JobRun, stage: Stage) -> None:
     """``compaction_start`` on the wire and the "compacting…" row for the user's screen."""
     request = job.request
-    job.runtime.publisher.publish(CompactionStart(stage=STAGE, **job.event_fields()))
+    job.runtime.publisher.publish(CompactionStart(stage=stage, **job.event_fields()))
     job.runtime.store.append_event(
         request.session_id,
         "start",
-        texts.started(job.language),
-        {"requestId": request.request_id, "reason": request.reason},
+        texts.started(job.language, stage),
+        {"requestId": request.request_id, "reason": request.reason, "stage": stage},
     )
 
 
 def write(
-    job: JobRun, loaded: Loaded, result: CompactionResult, summarizer: ChannelSummarizer
+    job: JobRun,
+    loaded: Loaded,
+    result: CompactionResult,
+    summarizer: ChannelSummarizer,
+    stage: Stage,
 ) -> AppliedCompaction:
-    """The result and the done row, in one transaction fenced by the version loaded."""
+    """The stage's result and its done row, in one transaction fenced by the version loaded."""
     saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
     done = EventRow(
-        texts.done(result.language, result.removed_count, saved),
+        texts.done(result.language, result.removed_count, saved, stage),
         {
             "requestId": job.request.request_id,
+            "stage": stage,
             "removedCount": result.removed_count,
             "tokensBefore": result.tokens_before,
             "tokensAfter": result.tokens_after,
         },
     )
-    version = loaded.context.info.compaction_version
     plan = compaction_write(
-        loaded.view, result, job.origin(), version, model=summarizer.model, event=done
+        loaded.view, result, job.origin(), loaded.version, model=summarizer.model, event=done
     )
     return job.runtime.store.apply_compaction(plan)
 
 
-def token_update(job: JobRun, loaded: Loaded, result: CompactionResult) -> TokenUpdate:
-    """The context bar's figures after the run: the user's model usage as the gateway last
-    reported it, the compacted context, the session's standing compactions."""
-    runtime, session_id = job.runtime, job.request.session_id
-    window = loaded.context.window
-    return TokenUpdate(
-        current=last_usage(runtime.redis, runtime.settings.channel_prefix, session_id),
-        context=ContextUsage(
-            used_tokens=result.tokens_after,
-            max_tokens=window,
-            percent=round(100 * result.tokens_after / window, 1),
-            threshold_percent=loaded.config.threshold_percent,
-            compactions=runtime.store.compaction_counts([session_id]).get(session_id, 0),
-        ),
-        **job.event_fields(),
-    )
-
-
-def publish_token_update(job: JobRun, loaded: Loaded, result: CompactionResult) -> None:
-    """Best effort, after ``compaction_done``: the compaction is written and announced, so a
-    figure that cannot be read now leaves the bar as it was, never a failure."""
-    try:
-        update = token_update(job, loaded, result)
-    except (CompactionError, redis.RedisError) as err:
-        log.warning("token_update not sent", session=job.request.session_id, error=str(err)[:300])
-        return
-    job.runtime.publisher.publish(update)
-
-
-def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
-    """The pipeline, under the session's lock: nothing is written by a worker that lost it."""
-    request = job.request
-    loaded = load(job)
-    skipped = early_stop(job, loaded)
-    if skipped is not None:
-        return job.finish(skipped)
-    announce(job)
-    summarizer = ChannelSummarizer(job.runtime, loaded.context.info.agent_id)
-    result = compact(
-        loaded.messages, loaded.config, summarizer, reason=request.reason, focus=request.focus
-    )
-    job.fields.update(
-        tokens_before=result.tokens_before,
-        tokens_after=result.tokens_after,
-        phases={k: round(v, 4) for k, v in result.timings.items()},
-    )
+def commit(
+    job: JobRun,
+    lock: SessionLock,
+    stage: tuple[Loaded, CompactionResult, Stage],
+    summarizer: ChannelSummarizer,
+    next_stage: Stage | None = None,
+) -> tuple[CompactionDone, AppliedCompaction]:
+    """Write one stage's result (nothing, if the lock was lost) and its done event."""
+    loaded, result, name = stage
+    job.fields.setdefault("tokens_before", result.tokens_before)
+    job.fields.update(tokens_after=result.tokens_after)
+    job.fields.setdefault("stages", []).append(name)
+    if result.timings:
+        job.fields["phases"] = {k: round(v, 4) for k, v in result.timings.items()}
     lock.check()
-    applied = write(job, loaded, result, summarizer)
+    applied = write(job, loaded, result, summarizer, name)
     done = CompactionDone(
-        stage=STAGE,
+        stage=name,
+        next_stage=next_stage,
         removed_count=applied.removed_count,
         summary_message_id=applied.summary_message_id,
         tokens_before=result.tokens_before,
@@ -249,6 +227,50 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
         run_id=applied.run_id,
         **job.event_fields(),
     )
+    return done, applied
+
+
+def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
+    """The stages, under the session's lock: nothing is written by a worker that lost it. The
+    history's is written and announced before the loop's starts, so a loop stage that fails
+    leaves the history compacted (docs/architecture.md, "The job")."""
+    request = job.request
+    loaded = load(job)
+    skipped = early_stop(job, loaded)
+    if skipped is not None:
+        return job.finish(skipped)
+    summarizer = ChannelSummarizer(job.runtime, loaded.context.info.agent_id)
+    history = None
+    if first_stage(loaded.messages, loaded.config) == "history":
+        announce(job, "history")
+        history = compact(
+            loaded.messages, loaded.config, summarizer, reason=request.reason, focus=request.focus
+        )
+        if not loop_follows(history, loaded.config):
+            return finish(job, lock, (loaded, history, "history"), summarizer)
+        done, applied = commit(job, lock, (loaded, history, "history"), summarizer, "loop")
+        job.runtime.publisher.publish(done)
+        loaded = reload(job, loaded, applied.version)
+    announce(job, "loop")
+    result = loop_stage(
+        loaded.messages,
+        loaded.config,
+        summarizer,
+        reason=request.reason,
+        focus=request.focus,
+        history=history,
+    )
+    return finish(job, lock, (loaded, result, "loop"), summarizer)
+
+
+def finish(
+    job: JobRun,
+    lock: SessionLock,
+    stage: tuple[Loaded, CompactionResult, Stage],
+    summarizer: ChannelSummarizer,
+) -> CompactionDone:
+    """The last stage: written, its done event the request's final one, the bar's figures."""
+    done, applied = commit(job, lock, stage, summarizer)
     job.finish(done, run=applied.run_id)
-    publish_token_update(job, loaded, result)
+    updates.publish_token_update(job, stage[0], stage[1])
     return done

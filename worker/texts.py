@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compaction.config import SummaryLanguage
+from compaction.contract import Stage
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 
@@ -16,11 +17,24 @@ def language(setting: SummaryLanguage, messages: Sequence[Message]) -> Language:
     return detect_language(messages) if setting == "auto" else setting
 
 
-def started(language: Language) -> str:
+def started(language: Language, stage: Stage = "history") -> str:
+    if stage == "loop":
+        return (
+            "正在压缩当前任务的工具步骤..."
+            if language == "zh"
+            else "Compacting the task's tool steps…"
+        )
     return "正在压缩上下文..." if language == "zh" else "Compacting context…"
 
 
-def done(language: Language, removed: int, saved: float) -> str:
+def done(language: Language, removed: int, saved: float, stage: Stage = "history") -> str:
+    if stage == "loop":
+        if language == "zh":
+            return f"工具步骤已压缩 · {removed} 条消息并入执行摘要 · 节省 {saved:.0%} token"
+        return (
+            f"Tool steps compacted · {removed} messages into an execution summary · "
+            f"{saved:.0%} tokens saved"
+        )
     if language == "zh":
         return f"上下文已压缩 · 移除 {removed} 条消息 · 节省 {saved:.0%} token"
     return f"Context compacted · {removed} messages removed · {saved:.0%} tokens saved"

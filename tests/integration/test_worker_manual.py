@@ -32,7 +32,7 @@ from tests.integration.worker_helpers import (
     manual,
     on_llm_request,
 )
-from worker import pipeline
+from worker import updates
 from worker.jobs import run
 from worker.lock import SessionLock
 
@@ -168,7 +168,7 @@ def test_a_token_update_that_cannot_be_read_leaves_the_compaction_done(
     def unreachable(*_args: object) -> TokenUsage:
         raise redis.ConnectionError("Redis went away")
 
-    monkeypatch.setattr(pipeline, "last_usage", unreachable)
+    monkeypatch.setattr(updates, "last_usage", unreachable)
     runtime = h.runtime()
     h.channel("openai")
     session_id = h.session(conversation(12))
