@@ -20,7 +20,7 @@ import redis
 from rq import Queue, Worker
 
 from benchmarks.namespace import RedisNamespace
-from compaction.contract import FINAL_EVENTS
+from compaction.contract import is_final, parse_event
 from service.keys import events_stream
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,5 +119,5 @@ class Events:
                 for entry_id, fields in entries:
                     self.last_id = entry_id
                     event = json.loads(fields[b"event"])
-                    if event["type"] in FINAL_EVENTS:
+                    if is_final(parse_event(event)):
                         self.final[event.get("requestId", "")] = (event["type"], now)

@@ -15,7 +15,7 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from compaction.contract import FINAL_EVENTS, AnyEvent, Wire, parse_event
+from compaction.contract import AnyEvent, Wire, is_final, parse_event
 from compaction.errors import one_line
 from service import logs
 from service.keys import events_channel, events_stream
@@ -94,7 +94,7 @@ def newest_id(reply: Any) -> str:
 def is_final_for(event: AnyEvent, session_id: str, request_id: str) -> bool:
     """Whether ``event`` ends ``request_id`` of ``session_id`` (``"unknown"``: any request)."""
     return (
-        event.type in FINAL_EVENTS
+        is_final(event)
         and event.session_id == session_id
         and (request_id == "unknown" or event.request_id == request_id)
     )

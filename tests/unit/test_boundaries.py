@@ -8,6 +8,7 @@ import pytest
 from compaction.boundaries import Bounds, compactable, find_bounds, head_end, tail_start
 from compaction.config import CompactionConfig
 from compaction.engine import compact
+from compaction.errors import NothingToCompact
 from compaction.messages import Message
 from tests.fakes import FakeSummarizer
 from tests.unit.builders import assistant, convo, system, user
@@ -149,11 +150,11 @@ def test_last_user_near_the_tail_pulls_the_tail_back() -> None:
     assert bounds_of(messages) == Bounds(3, 6)
 
 
-def test_last_user_near_the_head_pushes_the_head_past_it() -> None:
+def test_the_loop_after_the_request_is_never_the_history_middle() -> None:
     messages = convo("S U A U A A A A A A")
-    # budget alone: tail at 8; the user at 3 has nothing before it and 4 messages after it,
-    # so the head grows past it.
-    assert bounds_of(messages) == Bounds(4, 8)
+    # budget alone: tail at 8; the loop after the request at 3 is the loop stage's, so the
+    # tail moves back to the request and the history has nothing between.
+    assert bounds_of(messages) == Bounds(3, 3)
 
 
 def test_last_user_on_a_tie_moves_the_tail() -> None:
@@ -162,39 +163,30 @@ def test_last_user_on_a_tie_moves_the_tail() -> None:
     assert bounds_of(messages) == Bounds(3, 4)
 
 
-def test_last_user_choice_weighs_tokens_not_messages() -> None:
+def test_the_tail_moves_back_to_the_request_whatever_the_tokens() -> None:
     messages = convo("S U A A A U A A A")
     heavy_before = [10, 10, 10, 100, 100, 10, 10, 10, 10]
     heavy_after = [10, 10, 10, 1, 1, 10, 100, 100, 10]
     assert bounds_of(messages, heavy_before) == Bounds(3, 5)
-    assert bounds_of(messages, heavy_after, budget=10) == Bounds(6, 8)
+    assert bounds_of(messages, heavy_after, budget=10) == Bounds(3, 5)
 
 
-def test_last_user_choice_leaves_a_middle_worth_summarizing() -> None:
-    """Tokens decide only when both ways leave two messages or more: growing the head past the
-    user here would leave one (A at 6), moving the tail back leaves two."""
-    messages = convo("S U A A A U A A A")
-    heavy_after = [10, 10, 10, 1, 1, 10, 100, 10, 10]
-    assert bounds_of(messages, heavy_after, budget=20) == Bounds(3, 5)
-
-
-def test_last_user_choice_leaves_a_middle_worth_summarizing_the_other_way() -> None:
-    """Moving the tail back to the user would leave one message (A at 3), growing the head
-    past it leaves two; at default settings ``/compact`` answers nothing_to_compact."""
-    messages = convo("S U A A U A A A A")
-    heavy_before = [10, 10, 10, 100, 10, 1, 1, 10, 10]
-    assert bounds_of(messages, heavy_before, budget=20) == Bounds(5, 7)
+def test_a_history_too_short_leaves_the_loop_to_its_own_stage() -> None:
+    """One message between the head and the request: the history stage has nothing, the loop
+    (five steps, three kept) has two older ones, so the session is compactable."""
     big = [system("sys"), user("hi"), assistant("a"), assistant("b " * 60_000), user("next")]
     messages = [*big, *(assistant(text) for text in "vwxyz")]
-    assert compact(messages, CompactionConfig(), FakeSummarizer(), reason="manual").middle == (5, 7)
+    with pytest.raises(NothingToCompact):
+        compact(messages, CompactionConfig(), FakeSummarizer(), reason="manual")
     assert compactable(messages, CompactionConfig())
+    assert not compactable(messages[:-2], CompactionConfig())
 
 
 def test_a_summary_is_not_the_users_message() -> None:
     messages = convo("S U A U A Z A A A A")
-    # The real user is 3 (nothing before it, 4 after): the head grows to 4. Were the summary
-    # at 5 taken for the user's, the tail would have moved back to 5.
-    assert bounds_of(messages) == Bounds(4, 8)
+    # The real user is 3: the tail moves back to it. Were the summary at 5 taken for the
+    # user's, the tail would have stopped at 5.
+    assert bounds_of(messages) == Bounds(3, 3)
 
 
 def test_head_growth_does_not_keep_an_earlier_summary() -> None:
@@ -211,12 +203,12 @@ CASES = [
     ("S U A:c1,c2 T:c1 T:c2 A U A U A", 3, 20, 2, 5, 8),  # head grows over the tool results
     ("S Z A U A U A U", 3, 20, 2, 1, 6),  # the earlier summary goes into the middle
     ("S U A U A:c1 T:c1 A:c2 T:c2 U A", 3, 30, 3, 3, 6),  # tail moved back over T:c2
-    ("S U A U A:c1 T:c1 A:c2 T:c2 A A", 3, 20, 1, 4, 8),  # head grows past the last user
+    ("S U A U A:c1 T:c1 A:c2 T:c2 A A", 3, 20, 1, 3, 3),  # the loop after 3 is not history
     ("S U A U A U A U A U", 3, 10_000, 3, 3, 3),  # everything fits
-    ("S U A U A U A A A A A", 3, 10, 1, 6, 10),  # head grows past the user at 5
+    ("S U A U A U A A A A A", 3, 10, 1, 3, 5),  # the tail moves back to the user at 5
     ("S U A A A A U A A", 3, 20, 1, 3, 6),  # tail moves back to the user at 6
-    ("S U A U Z A A A", 3, 20, 2, 4, 6),  # the summary at 4 is not the user's
-    ("S U A A A A A", 3, 20, 1, 3, 5),  # last user in the head: nothing moves
+    ("S U A U Z A A A", 3, 20, 2, 3, 3),  # the summary at 4 is not the user's
+    ("S U A A A A A", 3, 20, 1, 3, 3),  # last user in the head: all loop, no history
     ("S S S S U A U A", 3, 10, 1, 4, 6),  # leading system messages all stay in the head
     ("S S Z U A U A A", 1, 20, 1, 2, 5),  # the summary after the system prompt is middle
     ("", 3, 30, 3, 0, 0),

@@ -4,20 +4,15 @@ the budget: test_offline_update.py; the loop's execution summary: test_offline_l
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from compaction import CompactionConfig, compact, estimate_messages_tokens
-from compaction.messages import SUMMARY_MARKER, Message, messages_from_dicts
+from compaction.messages import SUMMARY_MARKER
 from compaction.offline import OfflineSummarizer
 from compaction.prompts import HEADINGS, Language, build_prompt
-from tests.fakes import TRANSCRIPTS
+from tests.fakes import load_transcript
 from tests.unit.builders import assistant, system, user
 from tests.unit.offline_helpers import EN, NONE, conversation, request, section, summarize
-
-PYDICOM = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"
-
 
 # --------------------------------------------------------------------------- shape
 
@@ -78,12 +73,10 @@ def test_empty_sections_say_none_recorded(language: Language) -> None:
 # --------------------------------------------------------------------------- through compact()
 
 
-def load_pydicom() -> list[Message]:
-    return messages_from_dicts(json.loads(PYDICOM.read_text(encoding="utf-8")))
-
-
 def test_compact_real_transcript_with_offline_summarizer() -> None:
-    messages = load_pydicom()
+    # OpenHands on ponyc: a history (the task, then a reply the agent got as a user turn) and a
+    # loop after the latest request; the history stage writes the history's headings.
+    messages = load_transcript("openhands_ponyc-4588")
     window = estimate_messages_tokens(messages)
     config = CompactionConfig(context_window=window)
     assert window >= config.threshold_tokens
@@ -98,12 +91,14 @@ def test_compact_real_transcript_with_offline_summarizer() -> None:
     assert "Extractive" in content
     for heading in EN.values():
         assert heading in content.splitlines()
-    assert "Make PersonName3 iterable" in section(content, EN["goal"])[0]
+    assert "/workspace/ponylang__ponyc__0.1" in section(content, EN["goal"])[0]
     assert any(line.startswith("ran `") for line in section(content, EN["done"]))
     assert result.tokens_after < result.tokens_before
     assert result.summary_message in result.messages
     # Deterministic end to end.
-    again = compact(load_pydicom(), config, OfflineSummarizer(), reason="manual")
+    again = compact(
+        load_transcript("openhands_ponyc-4588"), config, OfflineSummarizer(), reason="manual"
+    )
     assert again.summary_text == result.summary_text
 
 

@@ -17,6 +17,7 @@ from compaction import (
     SystemPromptTooLarge,
     ToolCall,
     compact,
+    compact_staged,
     compactable,
 )
 from compaction.config import CompactionConfig as Config
@@ -119,10 +120,11 @@ def test_a_conversation_within_the_head_never_compacts(messages: list[Message], 
 @given(conversations(), _configs)
 def test_compactable_agrees_with_manual_compact(messages: list[Message], config: Config) -> None:
     """What the producers and the worker ask before a run (``compactable``) is what ``/compact``
-    does: a summary, or nothing_to_compact; with a summarizer that always succeeds. A message
-    over the threshold is refused with a code of its own, whatever the bounds."""
+    does, the history stage and then the loop's: a summary, or nothing_to_compact; with a
+    summarizer that always succeeds. A message over the threshold is refused with a code of its
+    own, whatever the bounds."""
     try:
-        compact(messages, config, FakeSummarizer(), reason="manual")
+        compact_staged(messages, config, FakeSummarizer(), reason="manual")
     except (MessageTooLarge, SystemPromptTooLarge):
         return
     except NothingToCompact:

@@ -7,7 +7,13 @@ import re
 
 import pytest
 
-from compaction import CompactionConfig, compact, estimate_messages_tokens
+from compaction import (
+    CompactionConfig,
+    compact,
+    compact_loop,
+    estimate_messages_tokens,
+    first_stage,
+)
 from compaction.engine import CompactionResult
 from compaction.messages import Message
 from compaction.redact import redact
@@ -53,9 +59,14 @@ def config_for(messages: list[Message]) -> CompactionConfig:
 def compacted(
     name: str, summarizer: FakeSummarizer | None = None
 ) -> tuple[list[Message], CompactionResult]:
+    """The transcript and its first stage's result: the history's, or the loop's for an agent
+    whose whole run follows one request (compaction/staged.py)."""
     messages = load_transcript(name)
     config = config_for(messages)
-    return messages, compact(messages, config, summarizer or FakeSummarizer(), reason="manual")
+    summarizer = summarizer or FakeSummarizer()
+    if first_stage(messages, config) == "loop":
+        return messages, compact_loop(messages, config, summarizer, reason="manual")
+    return messages, compact(messages, config, summarizer, reason="manual")
 
 
 @pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
