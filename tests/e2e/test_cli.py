@@ -142,14 +142,15 @@ def add_auxiliary_channel(cli: Cli, fake_llm: FakeLLM) -> None:
 
 
 def assert_first_compaction(cli: Cli, session: str, first: dict[str, Any]) -> None:
-    """Both views after one compaction of the 166-message transcript."""
+    """Both views after one compaction of the 166-message transcript: one request and its
+    tool loop, so the loop stage's execution summary."""
     assert first["type"] == "compaction_done" and first["sessionId"] == session
     compacted = history(cli, session, "compacted")
     full = history(cli, session, "full")
     assert len(compacted) == 166 - first["removedCount"] + 1
     summary = [r for r in compacted if r["is_compaction_summary"]]
     assert [r["id"] for r in summary] == [first["summaryMessageId"]]
-    assert summary[0]["content"].startswith("[CONTEXT COMPACTION]")
+    assert summary[0]["content"].startswith("[LOOP COMPACTION]")
     marked = [r for r in full if r["compacted_into_id"] == first["summaryMessageId"]]
     assert len(marked) == first["removedCount"] and all(r["compacted_at"] for r in marked)
     assert len([r for r in full if r["role"] != "system" or r["seq"] == 1]) >= 166
@@ -169,7 +170,8 @@ def test_import_compact_views_iterate_restore(
     first = json.loads(cli("compact", session, "--wait", "--timeout", "60").stdout)
     assert_first_compaction(cli, session, first)
 
-    # More conversation, then a second compaction: iterative, the first summary folded in.
+    # More conversation, then a second compaction: the new request puts the first (loop)
+    # summary in the history, whose summary reads it as a turn and replaces it.
     later = tmp_path / "later.json"
     more = json.loads((TRANSCRIPTS / "openhands_ponyc-4588.json").read_text())[1:]
     later.write_text(json.dumps(more))
@@ -178,7 +180,7 @@ def test_import_compact_views_iterate_restore(
     fake_llm.requests.clear()
     second = json.loads(cli("compact", session, "--wait").stdout)
     assert second["type"] == "compaction_done"
-    assert "Previous summary" in fake_llm.bodies_text()  # the update template
+    assert "[LOOP COMPACTION]" in fake_llm.bodies_text()
     full = history(cli, session, "full")
     old = next(r for r in full if r["id"] == first["summaryMessageId"])
     assert old["compacted_into_id"] == second["summaryMessageId"]

