@@ -177,6 +177,8 @@ class CompactionDone(Event):
 
 class CompactionFailed(Event):
     type: Literal["compaction_failed"] = "compaction_failed"
+    #: the stage that failed; absent when the request failed before any stage began
+    stage: Stage | None = None
     error: str
     code: ErrorCode
 

@@ -95,7 +95,10 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
 def _failed(job: JobRun, code: ErrorCode, error: str, *, history_row: bool = True) -> AnyEvent:
     """Record the failed run (and, with ``history_row``, the user's "failed" row) and publish
     ``compaction_failed``."""
-    row = EventRow(texts.failed(job.language, error), {"requestId": job.request.request_id})
+    stage = {"stage": job.stage} if job.stage else {}
+    row = EventRow(
+        texts.failed(job.language, error), {"requestId": job.request.request_id, **stage}
+    )
     try:
         job.runtime.store.record_failed_run(
             FailedRun(
@@ -104,7 +107,9 @@ def _failed(job: JobRun, code: ErrorCode, error: str, *, history_row: bool = Tru
         )
     except CompactionError as err:  # unknown session, database down: the event still goes out
         job.fields["record_error"] = err.code
-    return job.finish(CompactionFailed(error=error, code=code, **job.event_fields()))
+    return job.finish(
+        CompactionFailed(error=error, code=code, stage=job.stage, **job.event_fields())
+    )
 
 
 def _taken(runtime: Runtime, request: CompactionRequested) -> CompactionRequested:

@@ -62,6 +62,8 @@ class JobRun:
         self.started = time.perf_counter()
         self.started_at = datetime.now(UTC)
         self.language: Language = "en"
+        #: the stage announced last (what a failure from here on is a failure of)
+        self.stage: Stage | None = None
         self.fields: dict[str, Any] = {
             "session": request.session_id,
             "request": request.request_id,
@@ -166,6 +168,7 @@ def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
 def announce(job: JobRun, stage: Stage) -> None:
     """``compaction_start`` on the wire and the "compacting…" row for the user's screen."""
     request = job.request
+    job.stage = stage
     job.runtime.publisher.publish(CompactionStart(stage=stage, **job.event_fields()))
     job.runtime.store.append_event(
         request.session_id,

@@ -231,7 +231,7 @@ def test_a_failed_loop_stage_leaves_the_history_stage_written(h: Harness) -> Non
         ("compaction_start", "history"),
         ("compaction_done", "history"),
         ("compaction_start", "loop"),
-        ("compaction_failed", None),
+        ("compaction_failed", "loop"),
     ]
     history = events[1]
     assert isinstance(history, CompactionDone) and history.next_stage == "loop"
