@@ -16,8 +16,9 @@
 //             "failed" when refused, with pending-note), summary-message (a summary row,
 //             summary-tag), tool-call
 //   bubbles:  compaction-bubble (data-state="start"|"done"|"failed"|"skipped"|"restored",
-//             data-request-id), bubble-text, bubble-view-summary (opens the drawer),
-//             bubble-undo (restores the run), bubble-new-chat (a new session, same agent)
+//             data-request-id, data-stage="history"|"loop"), bubble-text,
+//             bubble-view-summary (opens the drawer), bubble-undo (restores the run),
+//             bubble-new-chat (a new session, same agent)
 //   drawer:   summary-drawer (hidden until opened), summary-content (Markdown, no raw HTML),
 //             drawer-close (Escape closes it too)
 //   bar:      context-bar (data-band="green"|"orange"|"red"|"compacting"|"none",

@@ -26,12 +26,15 @@ function action(name, label, data = {}) {
 
 export const isEventRow = (row) => row.metadata?.systemType === EVENT_TYPE;
 
+/** The stage a start or done names; rows from before the stages name none: the history's. */
+const stageOf = (info) => info.stage || "history";
+
 function savedPercent(before, after) {
   return before ? Math.round((1 - after / before) * 100) : 0;
 }
 
 /**
- * A compaction bubble. `info`: {state: start|done|failed|skipped|restored, requestId,
+ * A compaction bubble. `info`: {state: start|done|failed|skipped|restored, requestId, stage,
  * removedCount, prunedCount, tokensBefore, tokensAfter, summaryMessageId, runId, error, code,
  * restoredMessages}.
  */
@@ -41,15 +44,18 @@ export function eventBubble(info) {
     "data-testid": "compaction-bubble",
     "data-state": info.state,
     "data-request-id": info.requestId || "",
+    "data-stage": stageOf(info),
     role: info.state === "failed" ? "alert" : "status",
   });
   const text = el("span", { class: "bubble-text", "data-testid": "bubble-text" });
   box.append(text);
+  // the loop stage compacts the current task's tool steps (docs/architecture.md, "The job")
+  const loop = stageOf(info) === "loop";
   if (info.state === "start") {
     box.prepend(el("span", { class: "spinner", "aria-hidden": "true" }));
-    text.textContent = t("bubbleStart");
+    text.textContent = t(loop ? "bubbleStartLoop" : "bubbleStart");
   } else if (info.state === "done") {
-    let line = t("bubbleDone", {
+    let line = t(loop ? "bubbleDoneLoop" : "bubbleDone", {
       n: info.removedCount ?? 0,
       p: savedPercent(info.tokensBefore, info.tokensAfter),
     });
@@ -156,14 +162,17 @@ export function messageElement(row) {
   return node;
 }
 
-/** The whole list from history rows; a start row is hidden once its run ended. */
+/** A stage of a request: each stage of a two-stage request has its own bubbles. */
+const stageKey = (info) => `${info.requestId}/${stageOf(info)}`;
+
+/**
+ * The whole list from history rows; a start row is hidden once its stage is done or its request
+ * failed (a failed row names no stage: it ends whichever stage was running).
+ */
 export function renderMessages(container, rows, runs = new Map()) {
-  const ended = new Set(
-    rows
-      .filter((r) => isEventRow(r) && ["done", "failed"].includes(r.metadata.event))
-      .map((r) => r.metadata.requestId)
-      .filter(Boolean),
-  );
+  const events = rows.filter(isEventRow).map((r) => r.metadata);
+  const done = new Set(events.filter((m) => m.event === "done").map(stageKey));
+  const failed = new Set(events.filter((m) => m.event === "failed").map((m) => m.requestId));
   const nodes = [];
   for (const row of rows) {
     if (!isEventRow(row)) {
@@ -171,7 +180,8 @@ export function renderMessages(container, rows, runs = new Map()) {
       continue;
     }
     const meta = row.metadata;
-    if (meta.event === "start" && ended.has(meta.requestId)) continue;
+    const ended = done.has(stageKey(meta)) || failed.has(meta.requestId);
+    if (meta.event === "start" && meta.requestId && ended) continue;
     const bubble = eventBubble(infoFromRow(row, runs));
     bubble.dataset.id = row.id;
     nodes.push(bubble);
@@ -186,12 +196,17 @@ export function openStarts(container) {
     .filter(Boolean);
 }
 
-/** A live event: replaces the bubble of its request, else goes at the end. */
+/**
+ * A live event: replaces the bubble of its request's stage (a failure: its open start), else
+ * goes at the end, so the history's done stays when the loop's start follows.
+ */
 export function placeEvent(container, info) {
   const bubble = eventBubble(info);
   const bubbles = '[data-testid="compaction-bubble"]';
+  const stage = `[data-stage="${CSS.escape(stageOf(info))}"]`;
+  const own = info.state === "failed" ? '[data-state="start"]' : stage;
   const sameRequest = info.requestId
-    ? container.querySelector(`${bubbles}[data-request-id="${CSS.escape(info.requestId)}"]`)
+    ? container.querySelector(`${bubbles}[data-request-id="${CSS.escape(info.requestId)}"]${own}`)
     : null;
   // an end whose start this page never saw (it came before the socket) replaces any start
   const ends = info.state === "done" || info.state === "failed";

@@ -83,7 +83,8 @@ function onCompaction(ctx, event, info) {
   const { state } = ctx;
   // A skip never ends a running compaction (it names a request that did not start).
   if (info.state === "start") state.compacting.add(event.requestId || "?");
-  else if (info.state !== "skipped") {
+  // a done naming the next stage leaves its request running (docs/architecture.md, "Events")
+  else if (info.state !== "skipped" && !event.nextStage) {
     const known = state.compacting.delete(event.requestId) || state.compacting.delete("?");
     if (!known) state.compacting.clear(); // started before this page listened
   }

@@ -44,6 +44,9 @@ const STRINGS = {
     bdLastCall: "上次调用：输入 {i} · 输出 {o} · 共 {total}",
     bubbleStart: "正在压缩上下文...",
     bubbleDone: "上下文已压缩 · 移除 {n} 条消息 · 节省 {p}% token",
+    // the loop stage (docs/architecture.md, "The job"): the current task's tool steps
+    bubbleStartLoop: "正在压缩当前任务的工具步骤...",
+    bubbleDoneLoop: "工具步骤已压缩 · {n} 条消息并入执行摘要 · 节省 {p}% token",
     bubblePruned: "，裁剪 {n} 条工具输出",
     viewSummary: "查看摘要",
     undo: "撤销",
@@ -161,6 +164,9 @@ const STRINGS = {
     bdLastCall: "last call: input {i} · output {o} · total {total}",
     bubbleStart: "Compacting context...",
     bubbleDone: "Context compacted · {n} message{s} removed · {p}% tokens saved",
+    bubbleStartLoop: "Compacting the task's tool steps…",
+    bubbleDoneLoop:
+      "Tool steps compacted · {n} message{s} into an execution summary · {p}% tokens saved",
     bubblePruned: ", {n} tool output{s} pruned",
     viewSummary: "View summary",
     undo: "Undo",

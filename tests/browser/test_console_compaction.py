@@ -2,7 +2,7 @@
 compaction when a message takes the conversation past the threshold (the bar turns blue, the
 bubbles appear and resolve), ``/compact`` from the input box and from the button, the summary
 drawer, the view toggle and its banner, a message typed during a compaction sent after it, the
-bubbles after a reload.
+bubbles after a reload, a request that compacts the history and then the task's tool loop.
 """
 
 from __future__ import annotations
@@ -10,10 +10,21 @@ from __future__ import annotations
 import re
 import uuid
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import REPLY, Console
-from tests.browser.pages import DONE, SUMMARY, bubbles, replies, send, session_at, view_toggle
+from tests.browser.pages import (
+    DONE,
+    LOOP_DONE,
+    LOOP_SUMMARY,
+    SUMMARY,
+    bubbles,
+    replies,
+    send,
+    session_at,
+    two_stage_session,
+    view_toggle,
+)
 from tests.llm_server import Reply
 
 #: about 900 tokens: takes a conversation at 64-66% of the window past the 70% threshold
@@ -159,3 +170,32 @@ def test_the_full_view_toggle_and_its_banner(console: Console) -> None:
     page.get_by_test_id("banner-back").click()
     expect(banner).to_be_hidden()
     expect(compacted).to_have_count(0)
+
+
+def test_a_two_stage_request_shows_both_stages(console: Console) -> None:
+    """The history alone leaves the session over its threshold, so the loop stage follows in
+    the same request (docs/architecture.md, "The job"): the history's done bubble stays when the
+    loop's start comes, each done opens its own summary, and a reload shows the same two."""
+    page = console.open(two_stage_session(console))
+    page.get_by_test_id("compact-button").click()
+    done = bubbles(page, "done")
+    expect(done).to_have_count(2)
+    expect(bubbles(page, "start")).to_have_count(0)
+    expect(page.get_by_test_id("context-bar")).not_to_have_attribute("data-band", "compacting")
+    console.shot("two-stages")
+
+    both_stages_done(page)
+    page.reload()  # the same two from the history's rows
+    expect(bubbles(page)).to_have_count(2)
+    both_stages_done(page)
+
+
+def both_stages_done(page: Page) -> None:
+    """The history's done bubble, then the loop's, each opening its own summary."""
+    done = bubbles(page, "done")
+    assert done.evaluate_all("nodes => nodes.map(n => n.dataset.stage)") == ["history", "loop"]
+    expect(done.get_by_test_id("bubble-text")).to_have_text([DONE, LOOP_DONE])
+    for index, marker in enumerate((SUMMARY, LOOP_SUMMARY)):
+        done.nth(index).get_by_test_id("bubble-view-summary").click()
+        expect(page.get_by_test_id("summary-content")).to_contain_text(marker)
+        page.get_by_test_id("drawer-close").click()
