@@ -156,9 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fidelity: error: {err}", file=sys.stderr)
         return 2
     summarizer: Summarizer = OfflineSummarizer() if args.offline else LlmSummarizer(client)
-    compacted = compact(messages, summarizer)
-    probes = generate(messages, compacted.span_ids, compacted.kept, args.probes)
-    rows = report(measure(client, messages, compacted, probes))
+    try:
+        compacted = compact(messages, summarizer)
+        probes = generate(messages, compacted.span_ids, compacted.kept, args.probes)
+        rows = report(measure(client, messages, compacted, probes))
+    except CompactionError as err:  # the model failed (its key scrubbed), or nothing to compact
+        print(f"fidelity: error [{err.code}]: {err}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps({"command": command, "model": client.model, "kinds": rows}, indent=2))
     else:
