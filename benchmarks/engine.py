@@ -1,9 +1,13 @@
-"""Benchmark of ``compact()`` with an instant fake summarizer (issue "1 of 5").
+"""Benchmark of the engine, ``compact_staged(..., reason="manual")`` (both stages, as the worker
+runs them: docs/architecture.md, "The algorithm", "Two segments"), with an instant fake
+summarizer (issues "1 of 5", "Step 11").
 
     python -m benchmarks.engine [--repeat N] [--skip-100k]
 
-Prints, per shared transcript and per synthetic conversation (1k, 10k, 100k messages): time per
-phase, messages per second, and the ratio time(100k) / time(10k) (linear would be 10).
+Prints, per shared transcript and per synthetic conversation (1k, 10k, 100k messages): the
+stages that ran (``h`` history, ``l`` loop), milliseconds, messages per second, time per phase
+(summed over the stages; ``rest`` is the time outside them), and the ratio time(100k) /
+time(10k) (linear would be 10).
 Figures are the best of ``--repeat`` runs; nothing is asserted.
 """
 
@@ -17,10 +21,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from compaction import CompactionConfig, Message, ToolCall, compact, estimate_messages_tokens
+from compaction import CompactionConfig, Message, ToolCall, estimate_messages_tokens
 from compaction.engine import CompactionResult, SummaryRequest
+from compaction.loop import LoopResult
 from compaction.messages import messages_from_dicts
 from compaction.serialize import serialize
+from compaction.staged import Staged, compact_staged
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts"
 PHASES = ("estimate", "prune", "boundaries", "serialize", "ledger", "summarize", "assemble")
@@ -82,11 +88,11 @@ def synthetic(count: int) -> list[Message]:
 
 def best_run(
     messages: list[Message], config: CompactionConfig, repeat: int
-) -> tuple[float, CompactionResult]:
+) -> tuple[float, Staged]:
     best, result = float("inf"), None
     for _ in range(repeat):
         started = time.perf_counter()
-        run = compact(messages, config, InstantSummarizer(), reason="manual")
+        run = compact_staged(messages, config, InstantSummarizer(), reason="manual")
         seconds = time.perf_counter() - started
         if seconds < best:  # the phase columns are those of the best run
             best, result = seconds, run
@@ -105,10 +111,19 @@ def one_pass(messages: list[Message], repeat: int) -> float:
     return best
 
 
-def row(name: str, count: int, seconds: float, result: CompactionResult) -> str:
-    phases = " ".join(f"{result.timings.get(p, 0.0) * 1000:7.1f}" for p in PHASES)
+def stages(result: Staged) -> list[CompactionResult]:
+    return [stage for stage in (result.history, result.loop) if stage is not None]
+
+
+def row(name: str, count: int, seconds: float, result: Staged) -> str:
+    ran = stages(result)
+    kinds = "+".join("l" if isinstance(stage, LoopResult) else "h" for stage in ran)
+    spent = [sum(stage.timings.get(p, 0.0) for stage in ran) for p in PHASES]
+    # The rest: choosing the stages (``first_stage``, ``loop_follows``) and each stage's work
+    # after its last phase (its result's figures).
+    phases = " ".join(f"{t * 1000:7.1f}" for t in [*spent, seconds - sum(spent)])
     return (
-        f"{name:38} {count:7d} {seconds * 1000:9.1f} {count / seconds:9.0f} "
+        f"{name:38} {kinds:>3} {count:7d} {seconds * 1000:9.1f} {count / seconds:9.0f} "
         f"{result.tokens_before:9d} {result.tokens_after:8d} {phases}"
     )
 
@@ -120,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"$ python -m benchmarks.engine {' '.join(argv or sys.argv[1:])}".rstrip())
     print(f"python {platform.python_version()} on {platform.machine()}, best of {args.repeat}")
-    header = " ".join(f"{p[:7]:>7}" for p in PHASES)
+    header = " ".join(f"{p[:7]:>7}" for p in [*PHASES, "rest"])
     print(
-        f"{'conversation':38} {'msgs':>7} {'ms':>9} {'msgs/s':>9} {'tok in':>9} "
+        f"{'conversation':38} {'ran':>3} {'msgs':>7} {'ms':>9} {'msgs/s':>9} {'tok in':>9} "
         f"{'tok out':>8} {header}  (phase ms)"
     )
     total_messages, total_seconds = 0, 0.0
@@ -133,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         total_seconds += seconds
         print(row(path.stem, len(messages), seconds, result))
     print(
-        f"{'ALL SHARED TRANSCRIPTS':38} {total_messages:7d} {total_seconds * 1000:9.1f} "
+        f"{'ALL SHARED TRANSCRIPTS':38} {'':3} {total_messages:7d} {total_seconds * 1000:9.1f} "
         f"{total_messages / total_seconds:9.0f}   (goal: >= 17,000 msgs/s)"
     )
     times: dict[int, float] = {}
@@ -146,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds, result = best_run(messages, CompactionConfig(), args.repeat)
         times[size] = seconds
         floors[size] = one_pass(messages, args.repeat)
-        print(row(f"synthetic {size:,} ({result.chunks} chunks)", size, seconds, result))
+        chunks = sum(stage.chunks for stage in stages(result))
+        print(row(f"synthetic {size:,} ({chunks} chunks)", size, seconds, result))
     if 100_000 in times:
         print(
             f"time(100k) / time(10k) = {times[100_000] / times[10_000]:.1f}   "
