@@ -12,22 +12,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from compaction.blocks import blocks
-from compaction.identifiers import commands, error_lines, scan
+from compaction.identifiers import MAX_ITEM_CHARS, commands, error_lines, scan
 from compaction.messages import Message
 from compaction.redact import Rules, Secrets, combine, redact_many, rules_for
 from compaction.storable import storable
 from compaction.tokens import TextEstimator
 from compaction.turns import Turns
 
-#: Kinds in priority order, each with its share of the token cap on the first pass.
-KINDS: tuple[tuple[str, float], ...] = (
-    ("errors", 0.30),
-    ("commands", 0.25),
-    ("paths", 0.25),
-    ("urls", 0.08),
-    ("ids", 0.08),
-    ("values", 0.04),
-)
+#: Kinds in priority order: the order they are listed in, and the order in which the token cap's
+#: leftover is spent.
+KINDS: tuple[str, ...] = ("errors", "commands", "paths", "urls", "ids", "values")
+#: What each kind present is sure of on the first pass, as a share of the cap: a kind with few
+#: items (a research agent's URLs beside thousands of paths) keeps them all.
+FLOOR_SHARE = 0.04
 HEADINGS: dict[str, dict[str, str]] = {
     "en": {
         "title": "## Exact identifiers (verbatim from the compacted turns)",
@@ -51,7 +48,6 @@ HEADINGS: dict[str, dict[str, str]] = {
 _KIND_BY_HEADING = {h: kind for lang in HEADINGS.values() for kind, h in lang.items()}
 TITLES = tuple(lang["title"] for lang in HEADINGS.values())
 
-MAX_ITEM_CHARS = 300
 #: Kinds taken from whole lines, which may carry white space and carriage returns.
 _LINE_KINDS = frozenset({"errors", "commands"})
 
@@ -60,14 +56,14 @@ _LINE_KINDS = frozenset({"errors", "commands"})
 class Ledger:
     """Items by kind, oldest first; ``dropped`` counts what the token cap left out."""
 
-    items: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k, _ in KINDS})
+    items: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
     dropped: int = 0
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.items.values())
 
     def all_items(self) -> list[str]:
-        return [item for kind, _ in KINDS for item in self.items[kind]]
+        return [item for kind in KINDS for item in self.items[kind]]
 
 
 def _clip(text: str) -> str:
@@ -89,7 +85,7 @@ def extract(
     turns: ``secrets`` (what redaction found in the turns, in context) are hidden in the items
     and the items that are pieces of one dropped."""
     turns = messages if isinstance(messages, Turns) else Turns.of(messages)
-    found: dict[str, dict[str, None]] = {kind: {} for kind, _ in KINDS}
+    found: dict[str, dict[str, None]] = {kind: {} for kind in KINDS}
 
     def add(kind: str, values: Iterable[str]) -> None:
         found[kind].update(dict.fromkeys(values))  # a value keeps its first place
@@ -126,6 +122,25 @@ def extract(
     return clipped
 
 
+def shares(candidates: dict[str, list[str]], max_tokens: int) -> dict[str, int]:
+    """Each present kind's first-pass allowance: a floor, and the rest of the cap in proportion
+    to the kind's size, so that the cap is shared by what the span holds, not by fixed
+    fractions (docs/architecture.md, "The algorithm")."""
+    # Sizes in characters, plus 8 per item (the 2 tokens each costs beyond its text): a C-speed
+    # sum, where estimating every item would cost a call per item (hundreds of thousands of ids
+    # in a long middle); only the proportions matter, and the second pass spends what they
+    # misjudge.
+    sizes = {
+        kind: sum(map(len, items)) + 8 * len(items) for kind, items in candidates.items() if items
+    }
+    total = sum(sizes.values())
+    if not total:
+        return {}
+    floor = int(max_tokens * FLOOR_SHARE)
+    rest = max(max_tokens - floor * len(sizes), 0)
+    return {kind: floor + rest * size // total for kind, size in sizes.items()}
+
+
 def build(
     fresh: dict[str, list[str]],
     previous: Ledger | None,
@@ -136,13 +151,13 @@ def build(
     first when the cap binds."""
     ledger = Ledger()
     candidates: dict[str, list[str]] = {}
-    for kind, _ in KINDS:
+    for kind in KINDS:
         carried = dict.fromkeys(previous.items[kind] if previous else [])
         # A set test per fresh item, not one big merged dict: a 100,000-message middle gives
         # hundreds of thousands of ids.
         new = fresh.get(kind, [])
         candidates[kind] = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
-    chosen: dict[str, list[str]] = {kind: [] for kind, _ in KINDS}
+    chosen: dict[str, list[str]] = {kind: [] for kind in KINDS}
     remaining = max_tokens
 
     def take(kind: str, allowance: int) -> int:
@@ -156,11 +171,11 @@ def build(
             spent += cost
         return spent
 
-    for kind, share in KINDS:
-        remaining -= take(kind, int(max_tokens * share))
-    for kind, _ in KINDS:  # leftovers go to the kinds in priority order
+    for kind, allowance in shares(candidates, max_tokens).items():
+        remaining -= take(kind, allowance)
+    for kind in KINDS:  # leftovers go to the kinds in priority order
         remaining -= take(kind, remaining)
-    for kind, _ in KINDS:
+    for kind in KINDS:
         ledger.items[kind] = chosen[kind][::-1]
         ledger.dropped += len(candidates[kind])
     return ledger
@@ -171,7 +186,7 @@ def render(ledger: Ledger, language: str) -> str:
         return ""
     headings = HEADINGS.get(language, HEADINGS["en"])
     lines = [headings["title"]]
-    for kind, _ in KINDS:
+    for kind in KINDS:
         if ledger.items[kind]:
             lines.append(headings[kind])
             lines.extend(f"- {item}" for item in ledger.items[kind])

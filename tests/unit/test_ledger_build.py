@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.ledger import HEADINGS, KINDS, Ledger, build, extract, parse, render
+from compaction.ledger import (
+    FLOOR_SHARE,
+    HEADINGS,
+    KINDS,
+    Ledger,
+    build,
+    extract,
+    parse,
+    render,
+    shares,
+)
 from compaction.tokens import text_estimator
 from tests.unit.builders import assistant, call, tool, user
 
 ESTIMATE = text_estimator()
-KIND_NAMES = [kind for kind, _ in KINDS]
+KIND_NAMES = list(KINDS)
 
 
 def fresh(**items: list[str]) -> dict[str, list[str]]:
@@ -80,11 +90,32 @@ def test_build_cap_zero_is_empty() -> None:
 
 
 def test_build_spends_leftover_on_other_kinds() -> None:
-    # Only paths are present: they get the whole cap, not just their 25% share.
+    # Only paths are present: they get the whole cap.
     paths = [f"/p/{i:02d}.py" for i in range(40)]
     ledger = build(fresh(paths=paths), None, 200, ESTIMATE)
     assert cost(ledger.items["paths"]) > 200 * 0.25
     assert cost(ledger.items["paths"]) <= 200
+
+
+def test_shares_follow_what_the_span_holds() -> None:
+    # Thousands of paths beside a few URLs: the URLs keep all theirs (their floor covers them),
+    # the paths get the rest; an absent kind gets nothing.
+    paths = [f"/src/pkg/module_{i:04d}.py" for i in range(2_000)]
+    urls = [f"https://example.com/source/{i}" for i in range(5)]
+    allowance = shares(fresh(paths=paths, urls=urls), 2_000)
+    assert set(allowance) == {"paths", "urls"}
+    assert allowance["urls"] >= 2_000 * FLOOR_SHARE >= cost(urls)
+    assert allowance["paths"] > 1_800
+    assert sum(allowance.values()) <= 2_000
+    ledger = build(fresh(paths=paths, urls=urls), None, 2_000, ESTIMATE)
+    assert ledger.items["urls"] == urls
+    assert cost(ledger.all_items()) <= 2_000
+
+
+def test_shares_are_proportional_to_size() -> None:
+    commands = [f"ls -la /tmp/dir_{i}" for i in range(30)]
+    allowance = shares(fresh(errors=["ValueError: x"], commands=commands), 10_000)
+    assert allowance["commands"] > allowance["errors"] >= 10_000 * FLOOR_SHARE
 
 
 def test_build_merges_previous_with_dedup() -> None:

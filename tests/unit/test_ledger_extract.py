@@ -10,7 +10,7 @@ from compaction.redact import Secrets, rules_for
 from compaction.turns import Turns
 from tests.unit.builders import assistant, call, tool, user
 
-KIND_NAMES = [kind for kind, _ in KINDS]
+KIND_NAMES = list(KINDS)
 
 
 def test_every_kind_present() -> None:

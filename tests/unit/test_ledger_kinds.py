@@ -80,6 +80,29 @@ def test_url_followed_by_fullwidth_punctuation() -> None:
     assert found["urls"] == ["https://example.com/docs"]
 
 
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        ("来源：https://example.com/a。下一步", "https://example.com/a"),
+        ("见（https://example.com/b）", "https://example.com/b"),
+        ("(see https://example.com/c).", "https://example.com/c"),
+        ("[docs](https://example.com/d)", "https://example.com/d"),
+        ("https://en.wikipedia.org/wiki/Go_(game)", "https://en.wikipedia.org/wiki/Go_(game)"),
+        ("**https://example.com/e?q=1**", "https://example.com/e?q=1"),
+    ],
+)
+def test_url_edges(text: str, url: str) -> None:
+    assert extract([user(text)])["urls"] == [url]
+
+
+def test_urls_in_json_arguments_end_before_the_escape() -> None:
+    # write_file arguments hold HTML as JSON: href=\"...\" and \n are escapes, not the URL.
+    content = '<link href="https://fonts.googleapis.com">\nhttps://cdn.example.com/x.js\n'
+    arguments = {"path": "index.html", "content": content}
+    found = extract([assistant("", call(arguments, name="write_file"))])
+    assert found["urls"] == ["https://fonts.googleapis.com", "https://cdn.example.com/x.js"]
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -171,6 +194,20 @@ def test_error_lines_from_user_messages() -> None:
 def test_error_lines_not_from_assistant_text() -> None:
     found = extract([assistant("This raises ValueError: bad value, I think")])
     assert found["errors"] == []
+
+
+def test_error_quoted_mid_sentence_in_a_long_line() -> None:
+    # A paragraph on one line is too long to list: the error quoted in it is listed instead,
+    # up to the end of its sentence.
+    prose = "I ran the import step " + "again and " * 30
+    output = f"{prose}it failed with ValueError: bad input, so I retried. Then Done. " * 2
+    found = extract(
+        [tool(output), user("log: " + "x " * 200 + "requests.ConnectionError: refused")]
+    )
+    assert found["errors"] == [
+        "ValueError: bad input, so I retried",
+        "requests.ConnectionError: refused",
+    ]
 
 
 def test_error_line_is_stripped() -> None:

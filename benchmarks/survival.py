@@ -1,0 +1,202 @@
+"""Which exact identifiers of the compacted span survive compaction (issue "Step 11").
+
+    python -m benchmarks.survival
+
+Per shared transcript and per kind (paths, commands, errors, URLs, ids): the identifiers of the
+compacted span, found by the reference extractor below, and the share of them that appears
+verbatim in the compacted output (the summary message with its ledger, and the kept messages).
+The summarizer writes nothing useful, so only the ledger keeps them. The reference is defined
+here, independently of ``compaction.identifiers``, so the figure is not circular.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from benchmarks.engine import TRANSCRIPTS, InstantSummarizer, load_transcript, window_for
+from compaction import (
+    CompactionConfig,
+    Summarizer,
+    compact,
+    compact_loop,
+    compact_staged,
+    first_stage,
+)
+from compaction.engine import CompactionResult
+from compaction.messages import Message
+
+KINDS = ("paths", "commands", "errors", "urls", "ids")
+GOAL = 0.95
+#: Longer items are not identifiers a reader copies (the ledger's cap per item).
+MAX_CHARS = 300
+
+_PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w-]+\.[A-Za-z]{1,5}\b")
+_ERROR = re.compile(r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception): |\bFAILED\b")
+# An error quoted in a long line of prose: its name, up to the end of its sentence.
+_ERROR_CLAUSE = re.compile(r"\b\w+(?:Error|Exception): .*?(?=\. |\n|$)")
+# RFC 3986 characters; a URL's last character is not sentence punctuation.
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*[A-Za-z0-9\-_~/#=&%+]")
+# Whole words only: a piece of a date (2024-05-11T01) or of a hyphenated token is no id.
+_IDS = re.compile(
+    r"(?<![\w-])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"  # uuid
+    r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}"  # hash: hex, a digit and a letter
+    r"|(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{5,12}"  # code: capitals and digits
+    r"|[a-z]+(?:_[a-z]+)*_\d{2,})(?![\w-])"  # name_1234
+)
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string inside decoded JSON."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _arguments(message: Message) -> list[object]:
+    out = []
+    for call in message.tool_calls:
+        try:
+            out.append(json.loads(call.arguments))
+        except ValueError:
+            continue
+    return out
+
+
+def _errors(text: str) -> Iterator[str]:
+    for line in text.splitlines():
+        if not _ERROR.search(line):
+            continue
+        if len(line.strip()) <= MAX_CHARS:
+            yield line.strip()
+        else:
+            yield from (m.group(0) for m in _ERROR_CLAUSE.finditer(line))
+
+
+def identifiers(middle: Iterable[Message]) -> dict[str, set[str]]:
+    """The reference identifiers of ``middle`` by kind: paths, URLs and ids in what each message
+    said (its text and its calls' decoded arguments), error lines in what the user and the tools
+    said, and the first line of each call's ``command``."""
+    found: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    for message in middle:
+        if message.is_summary:
+            continue
+        arguments = _arguments(message)
+        texts = [message.source_text, *(s for a in arguments for s in _strings(a))]
+        for text in texts:
+            found["paths"].update(p for p in _PATH.findall(text) if "://" not in p)
+            found["urls"].update(_URL.findall(text))
+            found["ids"].update(_IDS.findall(text))
+        if message.role in ("tool", "user"):
+            found["errors"].update(_errors(message.source_text))
+        for args in arguments:
+            command = args.get("command") if isinstance(args, dict) else None
+            if isinstance(command, str) and command.strip():
+                found["commands"].add(command.strip().split("\n", 1)[0])
+    return {kind: {i for i in items if len(i) <= MAX_CHARS} for kind, items in found.items()}
+
+
+def config_for(messages: list[Message], **overrides: int) -> CompactionConfig:
+    """The transcript tests' config: each transcript well over its threshold."""
+    return CompactionConfig(context_window=window_for(messages), protect_first_n=1, **overrides)
+
+
+def compacted(
+    messages: list[Message], config: CompactionConfig, summarizer: Summarizer
+) -> CompactionResult:
+    """The first stage's result: the history's, or the loop's for an agent whose whole run
+    follows one request (compaction/staged.py)."""
+    if first_stage(messages, config) == "loop":
+        return compact_loop(messages, config, summarizer, reason="manual")
+    return compact(messages, config, summarizer, reason="manual")
+
+
+@dataclass(frozen=True)
+class Row:
+    transcript: str
+    kind: str
+    found: int
+    kept: int
+    missing: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float:
+        return self.kept / self.found if self.found else 1.0
+
+
+def _middle(messages: list[Message], result: CompactionResult) -> list[Message]:
+    start, end = result.middle
+    return messages[start:end]
+
+
+def survival(name: str, ledger_max_tokens: int | None = None) -> list[Row]:
+    """One row per kind for the shared transcript ``name``, compacted as the worker does it
+    (``compact_staged``): the loop stage follows when the history alone leaves the session over
+    its threshold, so a research agent's tool loop (deerflow) is part of the compacted span."""
+    messages = load_transcript(name)
+    cap = {} if ledger_max_tokens is None else {"ledger_max_tokens": ledger_max_tokens}
+    config = config_for(messages, **cap)
+    staged = compact_staged(messages, config, InstantSummarizer(), reason="manual")
+    span: list[Message] = []
+    if staged.history is not None:
+        span += _middle(messages, staged.history)
+    if staged.loop is not None:  # its indexes are in what the history stage left
+        span += _middle((staged.history.messages if staged.history else messages), staged.loop)
+    output = "\n".join(m.content for m in staged.messages)
+    rows = []
+    for kind, wanted in identifiers(span).items():
+        missing = sorted(i for i in wanted if i not in output)
+        rows.append(Row(name, kind, len(wanted), len(wanted) - len(missing), tuple(missing)))
+    return rows
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in TRANSCRIPTS.glob("*.json"))
+
+
+def rows(ledger_max_tokens: int | None = None) -> list[Row]:
+    """Every shared transcript's rows (what ``benchmarks.engine`` prints too); under the
+    config's ledger cap, or ``ledger_max_tokens``."""
+    return [row for name in names() for row in survival(name, ledger_max_tokens)]
+
+
+def table(all_rows: Sequence[Row]) -> list[str]:
+    """Transcript x kind: kept/found and the share; a kind under the goal is marked."""
+    lines = [f"{'transcript':34} " + " ".join(f"{kind:>18}" for kind in KINDS)]
+    by_name: dict[str, dict[str, Row]] = {}
+    for row in all_rows:
+        by_name.setdefault(row.transcript, {})[row.kind] = row
+    for name, kinds in by_name.items():
+        cells = []
+        for kind in KINDS:
+            row = kinds[kind]
+            mark = " " if row.share >= GOAL else "!"
+            cells.append(f"{row.kept:>5}/{row.found:<5} {row.share:6.1%}{mark}")
+        lines.append(f"{name:34} " + " ".join(f"{cell:>18}" for cell in cells))
+    lines.append(f"goal: >= {GOAL:.0%} of every kind on every transcript (! marks a miss)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--ledger-max-tokens", type=int, help="the ledger's cap (default: the config's)"
+    )
+    args = parser.parse_args(argv)
+    print(f"$ python -m benchmarks.survival {' '.join(argv or sys.argv[1:])}".rstrip())
+    all_rows = rows(args.ledger_max_tokens)
+    print("\n".join(table(all_rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
