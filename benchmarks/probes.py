@@ -137,7 +137,8 @@ def _pairs(text: str) -> Iterator[tuple[str, str]]:
     for match in _PAIR.finditer(text):
         name, value = match.group(1), match.group(2).rstrip(".:/")
         exact = _NUMBER.fullmatch(value) or "@" in value or any(scan([value]).values())
-        if exact and name.lower() not in ("http", "https"):
+        # a link is no name's value (prose says "instead: https://..."; "https:" is no name)
+        if exact and "://" not in value and name.lower() not in ("http", "https"):
             yield name, value
 
 
