@@ -25,7 +25,7 @@ from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from compaction.pruning import PLACEHOLDER, prune
 from compaction.summary import Summarizer, Summary, SummaryRequest, summarize
-from compaction.tokens import estimate_tokens
+from compaction.tokens import estimate_reusing, estimate_tokens
 from compaction.validate import ensure_valid
 
 __all__ = ["CompactionResult", "Reason", "Summarizer", "SummaryRequest", "compact", "compactable"]
@@ -146,6 +146,7 @@ class _Cut:
     ``items[end:]`` (tail); ``pruned_at`` are the pruned messages left outside the head."""
 
     items: list[Message]
+    counts: list[int]
     start: int
     end: int
     pruned_at: list[int]
@@ -246,7 +247,7 @@ def _cut(
             f"message {largest} alone is ~{counts[largest]} tokens, over the threshold of "
             f"{config.threshold_tokens}; split it"
         )
-    cut = _Cut(items, start, end, at)
+    cut = _Cut(items, counts, start, end, at)
     if not summarizable(cut.middle):
         raise NothingToCompact(
             f"the middle between the protected head and the tail holds {len(cut.middle)} message(s)"
@@ -261,12 +262,18 @@ def _assemble(
     message = Message(role="user", content=summary.text, is_summary=True)
     out = assemble(cut.head, message, cut.tail, ORPHAN_RESULT[measured.language])
     clock.lap("assemble")
-    estimate = config.estimator()
+    # The head and the tail are counted already; the summary and any orphan's placeholder not.
+    tokens_after = estimate_reusing(
+        out,
+        [*cut.head, *cut.tail],
+        [*cut.counts[: cut.start], *cut.counts[cut.end :]],
+        config.estimator(),
+    )
     middle = cut.middle
     return CompactionResult(
         out,
         measured.tokens,
-        sum(estimate_tokens(m, estimate) for m in out),
+        tokens_after,
         summarized=True,
         compressed_ids=[m.id for m in middle if m.id is not None],
         removed_count=len(middle),

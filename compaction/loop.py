@@ -26,7 +26,7 @@ from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from compaction.prompts_loop import LOOP, is_loop_summary
 from compaction.summary import Summarizer, summarize
-from compaction.tokens import estimate_tokens
+from compaction.tokens import estimate_reusing, estimate_tokens
 from compaction.validate import ensure_valid
 
 __all__ = ["RECENT_STEPS", "LoopResult", "compact_loop", "is_loop_summary"]
@@ -93,7 +93,10 @@ def compact_loop(
     return LoopResult(
         out,
         tokens,
-        sum(estimate_tokens(m, estimate) for m in out),
+        # What stays around the summary is counted already.
+        estimate_reusing(
+            out, [*items[:start], *items[end:]], [*counts[:start], *counts[end:]], estimate
+        ),
         summarized=True,
         compressed_ids=[m.id for m in middle if m.id is not None],
         removed_count=len(middle),
