@@ -1,6 +1,8 @@
 """The worker process of ``benchmarks/overhead.py``: the real job on a ``SimpleWorker``, with a
-``Runtime`` whose ``client_factory`` answers instantly in-process and timers around the core,
-the store and the publisher. Each job pushes its timings to ``timings_key(prefix)``.
+``Runtime`` whose ``client_factory`` answers instantly in-process and timers around each phase
+of the run: the load, the decision, each stage of the core (and its own phases), the announce,
+the write, the publishes, every other store call. Each job pushes its timings to
+``timings_key(prefix)``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rq.serializers import JSONSerializer
 import worker.jobs as jobs
 import worker.pipeline as pipeline
 from benchmarks.engine import SUMMARY
+from compaction import CompactionResult
+from compaction.contract import is_final
 from service.redis import redis_client
 from service.settings import Settings
 from store import Store
@@ -26,6 +30,7 @@ from worker.llm import Completion
 from worker.runtime import Runtime, install
 
 T = TypeVar("T")
+R = TypeVar("R", bound=CompactionResult)
 
 
 def timings_key(prefix: str) -> str:
@@ -36,7 +41,9 @@ def timings_key(prefix: str) -> str:
 class Timers:
     """Exclusive seconds per component for the job being run (reset when a job starts): time
     spent in a nested measured call (the store read that resolves the channel, the LLM, both
-    inside ``compact()``) counts for the inner component only."""
+    inside ``compact()``) counts for the inner component only. What runs once the request's
+    final event is published (``token_update``, the lock's release) counts as ``after_done``:
+    it is not in the end to end figure."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -50,6 +57,8 @@ class Timers:
 
     @contextmanager
     def measure(self, name: str, detail: str | None = None) -> Iterator[None]:
+        if self.done:
+            name, detail = "after_done", None
         self.nested.append(0.0)
         started = time.perf_counter()
         try:
@@ -72,6 +81,20 @@ class Timers:
 
         return wrapper
 
+    def staged(self, call: Callable[..., R]) -> Callable[..., R]:
+        """A stage of the core (``compact``, ``loop_stage``): its time as ``core``, its phases
+        (``CompactionResult.timings``) added up over the request's stages as ``phase.<name>``."""
+
+        def wrapper(*args: Any, **kwargs: Any) -> R:
+            with self.measure("core"):
+                result = call(*args, **kwargs)
+            for phase, seconds in result.timings.items():
+                self.seconds[f"phase.{phase}"] += seconds
+            self.seconds["stages"] += 1
+            return result
+
+        return wrapper
+
 
 class InstantClient:
     """A ``ChatClient`` that answers at once, without I/O."""
@@ -87,8 +110,18 @@ class InstantClient:
             return Completion(SUMMARY, len(prompt) // 4, len(SUMMARY) // 4)
 
 
+#: The phase each ``Store`` call counts under; any other call is ``store``.
+STORE_PHASES = {
+    "get_session": "load",
+    "get_agent": "load",
+    "load_history": "load",
+    "append_event": "announce",
+    "apply_compaction": "write",
+}
+
+
 class TimedStore:
-    """Every call to the wrapped ``Store`` counts as store time."""
+    """Every call to the wrapped ``Store`` counts under its phase, and as ``store.<call>``."""
 
     def __init__(self, inner: Store, timers: Timers) -> None:
         self._inner = inner
@@ -98,28 +131,34 @@ class TimedStore:
         attribute = getattr(self._inner, name)
         if not callable(attribute):
             return attribute
-        return self._timers.timed("store", attribute, f"store.{name}")
+        phase = STORE_PHASES.get(name, "store")
+        return self._timers.timed(phase, attribute, f"store.{name}")
 
 
 def instrument(timers: Timers) -> Runtime:
     """The runtime from the environment's settings, with the instant client and the timers
-    around the store, the publisher, the core and the write plan."""
+    around the store (the session contexts' reads too), the publisher, each phase of the
+    pipeline and each stage of the core."""
     runtime = Runtime.from_settings(Settings())
     runtime.client_factory = lambda channel: InstantClient(channel.model, timers)
     runtime.store = TimedStore(runtime.store, timers)  # type: ignore[assignment]
+    runtime.contexts.store = runtime.store
     publish = runtime.publisher.publish
 
     def timed_publish(event: Any) -> bool:
-        with timers.measure("publish_after" if timers.done else "publish"):
+        with timers.measure("publish"):
             sent = publish(event)
-        timers.done = timers.done or event.type == "compaction_done"
+        timers.done = timers.done or is_final(event)
         return sent
 
     runtime.publisher.publish = timed_publish  # type: ignore[method-assign]
     # the names the pipeline calls them by
-    pipeline.compact = timers.timed("core", pipeline.compact)  # type: ignore[attr-defined]
+    for name, phase in (("load", "load"), ("reload", "load"), ("early_stop", "decide")):
+        setattr(pipeline, name, timers.timed(phase, getattr(pipeline, name)))
+    pipeline.compact = timers.staged(pipeline.compact)  # type: ignore[attr-defined]
+    pipeline.loop_stage = timers.staged(pipeline.loop_stage)  # type: ignore[attr-defined]
     pipeline.compaction_write = timers.timed(  # type: ignore[attr-defined]
-        "store",
+        "write",
         pipeline.compaction_write,  # type: ignore[attr-defined]
         "store.compaction_write",
     )
