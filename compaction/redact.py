@@ -161,10 +161,13 @@ def _gate(literal: str) -> str:
 
 
 # gate word -> lower-cased literal -> the rules with that literal (its casings): a test on the
-# lower-cased text rules out a whole family before any rule's own literal is looked for.
-_GATES: dict[str, dict[str, list[_Rule]]] = {}
+# lower-cased text rules out a whole family before any rule's own literal is looked for. In
+# UTF-8: every literal is ASCII, and ASCII bytes there are ASCII characters only.
+_GATES: dict[bytes, dict[bytes, list[_Rule]]] = {}
 for _r in _RULES:
-    _GATES.setdefault(_gate(_r.literal), {}).setdefault(_r.literal.lower(), []).append(_r)
+    _GATES.setdefault(_gate(_r.literal).encode(), {}).setdefault(
+        _r.literal.lower().encode(), []
+    ).append(_r)
 
 
 #: The rules to run on a text, as chosen by ``rules_for``.
@@ -176,8 +179,13 @@ def rules_for(text: str) -> Rules:
 
     No literal holds white space, so the rules chosen on a text also serve every text made of
     its words (or of pieces of them): the engine chooses them once on the distinct words of a
-    middle, a quarter of its size, and runs them over the serialized turns."""
-    lowered = text.lower()
+    middle, a quarter of its size, and runs them over the serialized turns.
+
+    The tests run on the text's UTF-8 bytes, one byte a character where the text has emoji or
+    CJK: three times faster than on the text, whose characters are then 2 or 4 bytes wide and
+    slow to lower-case (a lone surrogate is passed through, as bytes no literal holds)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    lowered = raw.lower()  # ASCII letters only: the literals' casings
     return tuple(
         rule
         for gate, families in _GATES.items()
@@ -185,7 +193,7 @@ def rules_for(text: str) -> Rules:
         for key, rules in families.items()
         if key in lowered
         for rule in rules
-        if rule.literal in text
+        if rule.literal.encode() in raw
     )
 
 
