@@ -88,13 +88,20 @@ def find_bounds(
     return Bounds(head, max(head, tail))
 
 
-def compactable(messages: Sequence[Message], config: CompactionConfig) -> bool:
+def token_counts(messages: Sequence[Message], config: CompactionConfig) -> list[int]:
+    """Each message's estimate under ``config``: what the rules below take as ``counts``."""
+    estimate = config.estimator()
+    return [estimate_tokens(m, estimate) for m in messages]
+
+
+def compactable(
+    messages: Sequence[Message], config: CompactionConfig, counts: Sequence[int] | None = None
+) -> bool:
     """Whether ``/compact`` would find something to summarize in either segment: the history
     between the protected head and the request, or the loop's steps before its recent ones
-    (docs/architecture.md, "The algorithm"). The producers ask it before enqueueing, the worker
-    before announcing a run."""
-    estimate = config.estimator()
-    counts = [estimate_tokens(m, estimate) for m in messages]
+    (docs/architecture.md, "The algorithm"). The producers ask it before enqueueing; ``counts``
+    (``token_counts``) when the caller has them already."""
+    counts = token_counts(messages, config) if counts is None else counts
     return history_compactable(messages, counts, config) or loop_compactable(messages, counts)
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compaction.boundaries import history_compactable, loop_compactable
+from compaction.boundaries import history_compactable, loop_compactable, token_counts
 from compaction.config import CompactionConfig
 from compaction.contract import Stage
 from compaction.engine import CompactionResult, Reason, compact
 from compaction.loop import LoopResult, compact_loop
 from compaction.messages import Message
 from compaction.summary import Summarizer
-from compaction.tokens import estimate_tokens
 
 __all__ = ["Staged", "compact_staged", "first_stage", "loop_follows", "loop_stage"]
 
@@ -51,15 +50,14 @@ class Staged:
         return self.last.tokens_after
 
 
-def _counts(messages: Sequence[Message], config: CompactionConfig) -> list[int]:
-    estimate = config.estimator()
-    return [estimate_tokens(m, estimate) for m in messages]
-
-
-def first_stage(messages: Sequence[Message], config: CompactionConfig) -> Stage | None:
+def first_stage(
+    messages: Sequence[Message], config: CompactionConfig, counts: Sequence[int] | None = None
+) -> Stage | None:
     """The stage a run starts with: the history when it has something to summarize, else the
-    loop when it has; ``None`` when neither has (``nothing_to_compact``)."""
-    counts = _counts(messages, config)
+    loop when it has; ``None`` when neither has (``nothing_to_compact``: not ``compactable``).
+    ``counts`` (``token_counts``) when the caller has them already: the worker estimates each
+    message once per run."""
+    counts = token_counts(messages, config) if counts is None else counts
     if history_compactable(messages, counts, config):
         return "history"
     return "loop" if loop_compactable(messages, counts) else None
@@ -71,7 +69,7 @@ def loop_follows(history: CompactionResult, config: CompactionConfig) -> bool:
     stage will count them)."""
     if history.tokens_after < config.threshold_tokens:
         return False
-    counts = _counts(history.messages, config)
+    counts = token_counts(history.messages, config)
     return loop_compactable(history.messages, counts, budget=config.tail_token_budget)
 
 

@@ -19,11 +19,10 @@ from compaction import (
     CompactionConfig,
     CompactionResult,
     compact,
-    compactable,
-    estimate_messages_tokens,
     first_stage,
     loop_follows,
 )
+from compaction.boundaries import token_counts
 from compaction.contract import (
     AnyEvent,
     CompactionDone,
@@ -133,13 +132,12 @@ def reload(job: JobRun, loaded: Loaded, version: int) -> Loaded:
     return replace(loaded, view=view, messages=[s.message for s in view], version=version)
 
 
-def auto_skip(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
-    """Why an auto request stops before anything is announced: under the threshold, or the
-    anti-loop rule. Manual requests always run."""
+def auto_skip(job: JobRun, loaded: Loaded, tokens: int) -> CompactionSkipped | None:
+    """Why an auto request of ``tokens`` stops before anything is announced: under the
+    threshold, or the anti-loop rule. Manual requests always run."""
     if job.request.reason != "auto":
         return None
     config = loaded.config
-    tokens = estimate_messages_tokens(loaded.messages, config.estimator())
     if tokens < config.threshold_tokens:
         detail = f"{tokens} tokens, under the threshold of {config.threshold_tokens}"
         return CompactionSkipped(code="below_threshold", detail=detail, **job.event_fields())
@@ -149,13 +147,18 @@ def auto_skip(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
     return None
 
 
-def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | None:
+def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | Stage:
     """Why the request stops before anything is announced: an auto request's skip, or nothing
     between the protected head and the minimal tail (``nothing_to_compact``: skipped when auto,
-    failed when manual; the user asked for a compaction that cannot be done)."""
-    skipped = auto_skip(job, loaded)
-    if skipped is not None or compactable(loaded.messages, loaded.config):
+    failed when manual; the user asked for a compaction that cannot be done). Otherwise the
+    stage the run starts with. Each message is estimated once for all of these rules."""
+    counts = token_counts(loaded.messages, loaded.config)
+    skipped = auto_skip(job, loaded, sum(counts))
+    if skipped is not None:
         return skipped
+    stage = first_stage(loaded.messages, loaded.config, counts)
+    if stage is not None:
+        return stage
     detail = (
         f"{len(loaded.messages)} messages: nothing between the protected head "
         f"({loaded.config.protect_first_n}) and the kept tail"
@@ -239,12 +242,12 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
     leaves the history compacted (docs/architecture.md, "The job")."""
     request = job.request
     loaded = load(job)
-    skipped = early_stop(job, loaded)
-    if skipped is not None:
-        return job.finish(skipped)
+    stage = early_stop(job, loaded)
+    if isinstance(stage, CompactionSkipped):
+        return job.finish(stage)
     summarizer = ChannelSummarizer(job.runtime, loaded.context.info.agent_id)
     history = None
-    if first_stage(loaded.messages, loaded.config) == "history":
+    if stage == "history":
         announce(job, "history")
         history = compact(
             loaded.messages, loaded.config, summarizer, reason=request.reason, focus=request.focus

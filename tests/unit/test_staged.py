@@ -17,6 +17,7 @@ from compaction import (
     is_loop_summary,
     loop_follows,
 )
+from compaction.boundaries import compactable, token_counts
 from compaction.messages import Message, ToolCall
 from compaction.prompts_loop import LOOP_MARKER
 from tests.fakes import FakeSummarizer
@@ -48,6 +49,17 @@ def test_one_request_and_a_long_loop_starts_with_the_loop() -> None:
     assert staged.history is None and staged.loop is not None and staged.loop.summarized
     check_invariants(messages, staged.loop)
     assert staged.tokens_after < staged.tokens_before
+
+
+def test_first_stage_reads_the_counts_it_is_given() -> None:
+    # The worker estimates each message once and passes the counts to every rule.
+    messages = numbered([system(), *long_history(), user(REQUEST), *steps(2)])
+    counts = token_counts(messages, CONFIG)
+    assert first_stage(messages, CONFIG, counts) == first_stage(messages, CONFIG) == "history"
+    assert compactable(messages, CONFIG, counts)
+    # Weightless messages all fit any tail: nothing is left to summarize in either segment.
+    assert first_stage(messages, CONFIG, [0] * len(messages)) is None
+    assert not compactable(messages, CONFIG, [0] * len(messages))
 
 
 def test_a_history_that_suffices_stops_there() -> None:
