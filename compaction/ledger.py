@@ -22,9 +22,10 @@ from compaction.turns import Turns
 #: Kinds in priority order: the order they are listed in, and the order in which the token cap's
 #: leftover is spent.
 KINDS: tuple[str, ...] = ("errors", "commands", "paths", "urls", "ids", "values")
-#: What each kind present is sure of on the first pass, as a share of the cap: a kind with few
-#: items (a research agent's URLs beside thousands of paths) keeps them all.
-FLOOR_SHARE = 0.04
+#: The most each kind present is sure of on the first pass, as a share of the cap (no more than
+#: it needs): a kind with few items (a research agent's URLs beside thousands of paths) keeps
+#: them all.
+FLOOR_SHARE = 0.10
 HEADINGS: dict[str, dict[str, str]] = {
     "en": {
         "title": "## Exact identifiers (verbatim from the compacted turns)",
@@ -123,22 +124,22 @@ def extract(
 
 
 def shares(candidates: dict[str, list[str]], max_tokens: int) -> dict[str, int]:
-    """Each present kind's first-pass allowance: a floor, and the rest of the cap in proportion
-    to the kind's size, so that the cap is shared by what the span holds, not by fixed
-    fractions (docs/architecture.md, "The algorithm")."""
+    """Each present kind's first-pass allowance: a floor (what it needs, up to ``FLOOR_SHARE`` of
+    the cap), and the rest of the cap in proportion to the kind's size, so that the cap is shared
+    by what the span holds, not by fixed fractions (docs/architecture.md, "The algorithm")."""
     # Sizes in characters, plus 8 per item (the 2 tokens each costs beyond its text): a C-speed
     # sum, where estimating every item would cost a call per item (hundreds of thousands of ids
-    # in a long middle); only the proportions matter, and the second pass spends what they
-    # misjudge.
+    # in a long middle). Only the proportions matter, a third of the characters is a generous
+    # guess of a kind's need, and the second pass spends what these misjudge.
     sizes = {
         kind: sum(map(len, items)) + 8 * len(items) for kind, items in candidates.items() if items
     }
     total = sum(sizes.values())
     if not total:
         return {}
-    floor = int(max_tokens * FLOOR_SHARE)
-    rest = max(max_tokens - floor * len(sizes), 0)
-    return {kind: floor + rest * size // total for kind, size in sizes.items()}
+    floors = {kind: min(int(max_tokens * FLOOR_SHARE), size // 3) for kind, size in sizes.items()}
+    rest = max(max_tokens - sum(floors.values()), 0)
+    return {kind: floors[kind] + rest * size // total for kind, size in sizes.items()}
 
 
 def build(
