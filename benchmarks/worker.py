@@ -13,7 +13,7 @@ job, and scale-out over worker processes.
    in-process, and timers around each phase of the run). Per job, from ``enqueue`` to the
    request's final ``compaction_done`` received on pub/sub (a stage's done that another stage
    follows is not final): the overhead is that less the auxiliary model's own time, the core
-   included, set against a floor measured in the same run with plain psycopg and redis-py: the
+   included, set against a floor measured after each job with plain psycopg and redis-py: the
    same SELECT of the session's visible rows, the summary INSERT and the range UPDATE in one
    transaction, and one PUBLISH (goal: ratio <= 3; queue hop median <= 10 ms). Beside it, the
    older figure that leaves the core out too. Then where the time goes (summed over the
