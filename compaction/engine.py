@@ -7,13 +7,12 @@ the next one reads, so ``compact()`` is the pipeline: measure, prune, cut, summa
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.boundaries import bounds_for, compactable, head_end, summarizable
+from compaction.boundaries import bounds_for, compactable, head_end, summarizable, token_counts
 from compaction.config import CompactionConfig
 from compaction.errors import (
     InvalidRequest,
@@ -24,6 +23,7 @@ from compaction.errors import (
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from compaction.pruning import PLACEHOLDER, prune
+from compaction.result import CompactionResult, PhaseClock
 from compaction.summary import Summarizer, Summary, SummaryRequest, summarize
 from compaction.tokens import estimate_reusing, estimate_tokens
 from compaction.validate import ensure_valid
@@ -31,42 +31,6 @@ from compaction.validate import ensure_valid
 __all__ = ["CompactionResult", "Reason", "Summarizer", "SummaryRequest", "compact", "compactable"]
 
 Reason = Literal["auto", "manual"]
-
-
-@dataclass
-class CompactionResult:
-    messages: list[Message]
-    tokens_before: int
-    tokens_after: int
-    summarized: bool
-    compressed_ids: list[int] = field(default_factory=list)
-    removed_count: int = 0
-    pruned_ids: list[int] = field(default_factory=list)
-    pruned_count: int = 0
-    summary_text: str = ""
-    summary_message: Message | None = None
-    language: Language = "en"
-    #: index range of the input that the summary replaced, ``(start, end)``; empty when none
-    middle: tuple[int, int] = (0, 0)
-    chunks: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    ledger_items: int = 0
-    ledger_dropped: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-
-
-class PhaseClock:
-    """Seconds per phase, for the run's record and the log (the loop stage uses it too)."""
-
-    def __init__(self) -> None:
-        self.timings: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self, phase: str) -> None:
-        now = time.perf_counter()
-        self.timings[phase] = self.timings.get(phase, 0.0) + now - self._last
-        self._last = now
 
 
 def compact(
@@ -77,16 +41,19 @@ def compact(
     *,
     reason: Reason = "auto",
     focus: str | None = None,
+    counts: Sequence[int] | None = None,
 ) -> CompactionResult:
     """Compact a conversation (docs/architecture.md, "The algorithm").
 
     ``reason="auto"`` runs only at or above the threshold and stops after phase 1 when pruning
     alone gets under it; ``reason="manual"`` (``/compact``) always runs all four phases.
-    Raises a ``CompactionError`` subclass rather than returning a half-done result.
+    ``counts``: each message's estimate under ``config`` (``boundaries.token_counts``), when
+    the caller has them already. Raises a ``CompactionError`` subclass rather than returning a
+    half-done result.
     """
     config = config or CompactionConfig()
     clock = PhaseClock()
-    measured = _measure(list(messages), config)
+    measured = _measure(list(messages), config, counts)
     if reason == "auto" and measured.tokens < config.threshold_tokens:
         tokens = measured.tokens
         return CompactionResult(
@@ -164,11 +131,13 @@ class _Cut:
         return self.items[self.end :]
 
 
-def _measure(items: list[Message], config: CompactionConfig) -> _Measured:
-    """Validate and estimate; a system prompt over the threshold is refused here."""
+def _measure(
+    items: list[Message], config: CompactionConfig, given: Sequence[int] | None
+) -> _Measured:
+    """Validate and estimate (unless ``given``); a system prompt over the threshold is refused
+    here."""
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
-    estimate = config.estimator()
-    counts = [estimate_tokens(m, estimate) for m in items]
+    counts = checked_counts(items, config, given)
     language: Language = (
         detect_language(items) if config.summary_language == "auto" else config.summary_language
     )
@@ -290,6 +259,15 @@ def _assemble(
         ledger_dropped=summary.ledger_dropped,
         timings=clock.timings,
     )
+
+
+def checked_counts(
+    items: Sequence[Message], config: CompactionConfig, given: Sequence[int] | None
+) -> list[int]:
+    """Each message's estimate: ``given`` (the caller's, checked for length), else counted."""
+    if given is not None and len(given) != len(items):
+        raise InvalidRequest(f"{len(given)} token counts given for {len(items)} messages")
+    return token_counts(items, config) if given is None else list(given)
 
 
 def _ids(messages: Sequence[Message], indices: Iterable[int]) -> list[int]:

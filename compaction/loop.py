@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from compaction.assembly import ORPHAN_RESULT, assemble
 from compaction.boundaries import RECENT_STEPS, loop_bounds, summarizable
 from compaction.config import CompactionConfig
-from compaction.engine import CompactionResult, PhaseClock, Reason
+from compaction.engine import CompactionResult, Reason, checked_counts
 from compaction.errors import MessageTooLarge, NothingToCompact
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from compaction.prompts_loop import LOOP, is_loop_summary
+from compaction.result import PhaseClock
 from compaction.summary import Summarizer, summarize
-from compaction.tokens import estimate_reusing, estimate_tokens
+from compaction.tokens import estimate_reusing
 from compaction.validate import ensure_valid
 
 __all__ = ["RECENT_STEPS", "LoopResult", "compact_loop", "is_loop_summary"]
@@ -53,6 +54,7 @@ def compact_loop(
     language: Language | None = None,
     reason: Reason = "auto",
     focus: str | None = None,
+    counts: Sequence[int] | None = None,
 ) -> LoopResult:
     """Summarize the loop's older steps when ``messages`` are at or over the threshold (or
     ``reason="manual"``: ``/compact`` always compacts); under it, return them unchanged
@@ -60,12 +62,13 @@ def compact_loop(
     ``keep_recent_steps``, more while they fit the config's tail budget. ``previous_loop_summary``
     (the stored one) wins over a summary found at the start of the loop. Raises
     ``NothingToCompact`` when the loop has no older part (under two messages), ``MessageTooLarge``
-    when the request or a recent step's message alone is over the threshold."""
+    when the request or a recent step's message alone is over the threshold. ``counts``: each
+    message's estimate under ``config`` (``boundaries.token_counts``), when the caller has them."""
     clock = PhaseClock()
     items = list(messages)
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
     estimate = config.estimator()
-    counts = [estimate_tokens(m, estimate) for m in items]
+    counts = checked_counts(items, config, counts)
     tokens = sum(counts)
     language = language or _language(items, config)
     if reason == "auto" and tokens < config.threshold_tokens:
