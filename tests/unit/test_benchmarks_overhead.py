@@ -1,0 +1,51 @@
+"""The worker benchmark's accounting (benchmarks/timed_worker.py, benchmarks/overhead.py): the
+headline overhead keeps the core and leaves out only the auxiliary model; a two-stage request's
+phases add up; what runs after the final event is not counted in the run."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.overhead import report
+from benchmarks.timed_worker import Timers
+from compaction.engine import CompactionResult
+
+
+def stage(timers: Timers, phases: dict[str, float]) -> CompactionResult:
+    def run() -> CompactionResult:
+        with timers.measure("llm"):
+            pass
+        return CompactionResult([], 0, 0, summarized=True, timings=phases)
+
+    return timers.staged(run)()
+
+
+def test_two_stages_add_their_phases_and_the_model_is_apart_from_the_core() -> None:
+    timers = Timers()
+    stage(timers, {"serialize": 0.010, "ledger": 0.004})
+    stage(timers, {"serialize": 0.002})
+    assert timers.seconds["stages"] == 2
+    assert timers.seconds["phase.serialize"] == pytest.approx(0.012)
+    assert timers.seconds["phase.ledger"] == pytest.approx(0.004)
+    assert timers.seconds["llm"] > 0 and timers.seconds["core"] > 0
+
+
+def test_what_runs_after_the_final_event_is_counted_apart() -> None:
+    timers = Timers()
+    with timers.measure("write"):
+        pass
+    timers.done = True
+    with timers.measure("store", "store.compaction_counts"):
+        pass
+    assert set(timers.seconds) == {"write", "after_done"}
+
+
+def test_the_headline_keeps_the_core_and_the_old_figure_leaves_it_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    record = {"total": 0.060, "hop": 0.003, "llm": 0.010, "core": 0.020, "floor": 0.010}
+    report([record])
+    out = capsys.readouterr().out
+    assert "overhead (end to end - auxiliary model)          50.0 ms" in out
+    assert "ratio  5.00 (goal <= 3" in out
+    assert "old figure (end to end - auxiliary model - core)   30.0 ms; ratio  3.00" in out
