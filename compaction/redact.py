@@ -153,20 +153,16 @@ _GATE_WORDS = (
 )
 
 
-def _gate(literal: str) -> str:
-    """The lower-cased word a rule's literal contains: one test on the lower-cased text rules
-    out every rule, in every casing, that shares it."""
-    lowered = literal.lower()
-    return next(word for word in _GATE_WORDS if word in lowered)
+def _gate(literal: str) -> bytes:
+    """The first gate word the lower-cased literal holds: one test rules out its family."""
+    return next(word for word in _GATE_WORDS if word in literal.lower()).encode()
 
 
-# gate word -> lower-cased literal -> the rules with that literal (its casings): a test on the
-# lower-cased text rules out a whole family before any rule's own literal is looked for. In
-# UTF-8: every literal is ASCII, and ASCII bytes there are ASCII characters only.
+# gate word -> lower-cased literal -> its rules (casings), in UTF-8: every literal is ASCII, and
+# ASCII bytes there are ASCII characters only (a lone surrogate passes as bytes none holds).
 _GATES: dict[bytes, dict[bytes, list[_Rule]]] = {}
 for _r in _RULES:
-    _gate_families = _GATES.setdefault(_gate(_r.literal).encode(), {})
-    _gate_families.setdefault(_r.literal.lower().encode(), []).append(_r)
+    _GATES.setdefault(_gate(_r.literal), {}).setdefault(_r.literal.lower().encode(), []).append(_r)
 _GATE_PATTERNS = {gate: re.compile(re.escape(gate)) for gate in _GATES}
 #: Bytes kept either side of a gate word where it occurs: a literal there lies within them.
 _NEAR = max(len(rule.literal) for rule in _RULES)
@@ -182,19 +178,17 @@ def rules_for(text: str) -> Rules:
     No literal holds white space, so the rules chosen on a text also serve every text made of
     its words (or of pieces of them): the engine chooses them once on the distinct words of a
     middle, a quarter of its size, and runs them over the serialized turns. The tests run on
-    UTF-8 bytes (one emoji makes a text 4 bytes a character, slow to lower-case; a lone
-    surrogate passes as bytes no literal holds), a family's literals only near its gate word."""
+    UTF-8 bytes (one emoji makes a text 4 bytes a character, slow to lower-case), a family's
+    literals only near its gate word."""
     raw = text.encode("utf-8", "surrogatepass")
     lowered = raw.lower()  # ASCII letters only: the literals' casings
     chosen: list[_Rule] = []
     for gate, families in _GATES.items():
         if gate not in lowered:
             continue
-        spans = [
-            (max(found.start() - _NEAR, 0), found.end() + _NEAR)
-            for found in _GATE_PATTERNS[gate].finditer(lowered)
-        ]
-        # Joined by a byte no literal holds, so none is found across two of them.
+        found = _GATE_PATTERNS[gate].finditer(lowered)
+        spans = [(max(at.start() - _NEAR, 0), at.end() + _NEAR) for at in found]
+        # Joined by a byte no literal holds: none is found across two.
         near = b"\n".join([lowered[start:end] for start, end in spans])
         near_raw = b"\n".join([raw[start:end] for start, end in spans])
         chosen += (
