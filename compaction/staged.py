@@ -81,10 +81,12 @@ def loop_stage(
     reason: Reason,
     focus: str | None,
     history: CompactionResult | None,
+    counts: Sequence[int] | None = None,
 ) -> LoopResult:
     """The loop stage of a request, after ``history`` (``None``: the history had nothing).
     ``/compact`` forces it only when the history had nothing to give; after the history stage
-    it runs, like an automatic one, only at or over the threshold."""
+    it runs, like an automatic one, only at or over the threshold. ``counts``: the messages'
+    estimates (``token_counts``) when the caller has them."""
     return compact_loop(
         messages,
         config,
@@ -92,6 +94,7 @@ def loop_stage(
         reason=reason if history is None else "auto",
         focus=focus,
         language=history.language if history is not None else None,
+        counts=counts,
     )
 
 
@@ -106,11 +109,14 @@ def compact_staged(
     """Both stages in memory, as the worker runs them. Raises what ``compact()`` and
     ``compact_loop()`` raise (``NothingToCompact`` when neither segment has anything)."""
     items = list(messages)
+    counts: list[int] | None = token_counts(items, config)  # once for the rules and the stage
     history = None
-    if first_stage(items, config) == "history":
-        history = compact(items, config, summarizer, reason=reason, focus=focus)
+    if first_stage(items, config, counts) == "history":
+        history = compact(items, config, summarizer, reason=reason, focus=focus, counts=counts)
         if not loop_follows(history, config):
             return Staged(history, None)
-        items = history.messages
-    loop = loop_stage(items, config, summarizer, reason=reason, focus=focus, history=history)
+        items, counts = history.messages, None
+    loop = loop_stage(
+        items, config, summarizer, reason=reason, focus=focus, history=history, counts=counts
+    )
     return Staged(history, loop)

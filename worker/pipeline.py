@@ -106,6 +106,8 @@ class Loaded:
     context: SessionContext
     view: list[StoredMessage]
     messages: list[Message]
+    #: each message's estimate (``token_counts``), counted once for the rules and the stage
+    counts: list[int]
     config: CompactionConfig
     #: the session's compaction version the view was read at (the write's fence)
     version: int
@@ -123,13 +125,16 @@ def load(job: JobRun) -> Loaded:
     messages = [stored.message for stored in view]
     job.language = texts.language(settings.summary_language, messages)
     config = context.config(settings, summary_language=job.language)
-    return Loaded(context, view, messages, config, context.info.compaction_version)
+    counts = token_counts(messages, config)
+    return Loaded(context, view, messages, counts, config, context.info.compaction_version)
 
 
 def reload(job: JobRun, loaded: Loaded, version: int) -> Loaded:
     """The view again after a stage wrote at ``version``: the next stage's input and fence."""
     view = job.runtime.store.load_history(job.request.session_id)
-    return replace(loaded, view=view, messages=[s.message for s in view], version=version)
+    messages = [s.message for s in view]
+    counts = token_counts(messages, loaded.config)
+    return replace(loaded, view=view, messages=messages, counts=counts, version=version)
 
 
 def auto_skip(job: JobRun, loaded: Loaded, tokens: int) -> CompactionSkipped | None:
@@ -151,12 +156,11 @@ def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | Stage:
     """Why the request stops before anything is announced: an auto request's skip, or nothing
     between the protected head and the minimal tail (``nothing_to_compact``: skipped when auto,
     failed when manual; the user asked for a compaction that cannot be done). Otherwise the
-    stage the run starts with. Each message is estimated once for all of these rules."""
-    counts = token_counts(loaded.messages, loaded.config)
-    skipped = auto_skip(job, loaded, sum(counts))
+    stage the run starts with."""
+    skipped = auto_skip(job, loaded, sum(loaded.counts))
     if skipped is not None:
         return skipped
-    stage = first_stage(loaded.messages, loaded.config, counts)
+    stage = first_stage(loaded.messages, loaded.config, loaded.counts)
     if stage is not None:
         return stage
     detail = (
@@ -250,7 +254,12 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
     if stage == "history":
         announce(job, "history")
         history = compact(
-            loaded.messages, loaded.config, summarizer, reason=request.reason, focus=request.focus
+            loaded.messages,
+            loaded.config,
+            summarizer,
+            reason=request.reason,
+            focus=request.focus,
+            counts=loaded.counts,
         )
         if not loop_follows(history, loaded.config):
             return finish(job, lock, (loaded, history, "history"), summarizer)
@@ -265,6 +274,7 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
         reason=request.reason,
         focus=request.focus,
         history=history,
+        counts=loaded.counts,
     )
     return finish(job, lock, (loaded, result, "loop"), summarizer)
 
