@@ -27,11 +27,11 @@ from benchmarks.engine import TRANSCRIPTS, window_for
 from benchmarks.probes import KINDS, Probe, generate
 from cli.sessions import read_transcript
 from compaction import CompactionConfig, Message, Summarizer, compact_staged
-from compaction.errors import CompactionError
+from compaction.errors import CompactionError, NoChatModel
 from compaction.offline import OfflineSummarizer
-from gateway.chat_model import _with_key
 from service.settings import Settings
 from store import Store, make_sessionmaker
+from store.channels import with_key
 from worker.llm import LlmSummarizer, SdkClient, build_client
 
 DEFAULT_TRANSCRIPT = "openhands_ponyc-4588"
@@ -143,7 +143,7 @@ def parser() -> argparse.ArgumentParser:
 def open_client(name: str, settings: Settings) -> SdkClient:
     """The channel's client; a missing channel, or a key its variable does not hold, raises."""
     channel = Store(make_sessionmaker(settings.database_url)).get_channel(name)
-    return build_client(_with_key(channel), settings)
+    return build_client(with_key(channel, NoChatModel), settings)
 
 
 def main(argv: list[str] | None = None) -> int:

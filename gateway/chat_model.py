@@ -8,14 +8,11 @@ write summaries; else the gateway's fallback (the embedded mode's offline model)
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Protocol
 
 from cachetools import LRUCache
-from pydantic import SecretStr
 
 from compaction.errors import LlmTimeout, NoChatModel
 from compaction.messages import Message
@@ -27,6 +24,7 @@ from compaction.tokens import (
 )
 from service.settings import Settings
 from store import ChannelConfig, Store
+from store.channels import with_key
 from worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
 
 #: the longest reply a turn asks for
@@ -113,22 +111,10 @@ class ChatModels:
                 if model
                 else "no chat model: add a channel (compaction channel add ...)"
             )
-        channel = _with_key(channel)
+        channel = with_key(channel, NoChatModel)
         key = client_key(channel)
         with self._lock:
             client = self._clients.get(key)
             if client is None:
                 client = self._clients[key] = build_client(channel, self.settings)
         return SdkChatModel(client)
-
-
-def _with_key(channel: ChannelConfig) -> ChannelConfig:
-    """The channel with its key read from the variable it names, if it names one."""
-    if channel.api_key is not None or not channel.api_key_env:
-        return channel
-    value = os.environ.get(channel.api_key_env)
-    if not value:
-        raise NoChatModel(
-            f"channel {channel.name!r} reads its key from {channel.api_key_env}, which is not set"
-        )
-    return replace(channel, api_key=SecretStr(value))

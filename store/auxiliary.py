@@ -4,16 +4,14 @@ Only channels marked ``is_auxiliary`` qualify. Managing channels: store/channels
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import SecretStr
 from sqlalchemy.orm import Session
 
 from compaction.errors import NoAuxiliaryModel
-from store.channels import channel_config, default_channel_id
+from store.channels import channel_config, default_channel_id, with_key
 from store.db import Repository, read_session
 from store.models import Agent, ModelChannel
 from store.records import ChannelConfig
@@ -57,7 +55,6 @@ class Auxiliary(Repository):
     ) -> ChannelConfig:
         """The channel that writes summaries for ``agent_id``, with its key resolved from the
         environment when the channel names a variable."""
-        environ = os.environ if environ is None else environ
         with read_session(self.factory) as session:
             source, channel_id = _choose(session, agent_id)
             if channel_id is None:
@@ -71,12 +68,4 @@ class Auxiliary(Repository):
                     f"{_LABELS[source]} ({channel_id}) is not an auxiliary channel"
                 )
             config = channel_config(row)
-        if config.api_key is None and config.api_key_env:
-            value = environ.get(config.api_key_env)
-            if not value:
-                raise NoAuxiliaryModel(
-                    f"channel {config.name!r} reads its key from "
-                    f"{config.api_key_env}, which is not set"
-                )
-            config = replace(config, api_key=SecretStr(value))
-        return config
+        return with_key(config, NoAuxiliaryModel, environ)

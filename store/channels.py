@@ -10,13 +10,15 @@ serves an agent: store/auxiliary.py.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from pydantic import SecretStr
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from compaction.errors import Conflict, InvalidRequest, NotFound
+from compaction.errors import CompactionError, Conflict, InvalidRequest, NotFound
 from store.db import Repository, read_session, write_session
 from store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
 from store.records import ChannelConfig
@@ -52,6 +54,23 @@ def channel_config(row: ModelChannel) -> ChannelConfig:
         api_key_env=row.api_key_env,
         is_auxiliary=row.is_auxiliary,
     )
+
+
+def with_key(
+    config: ChannelConfig,
+    missing: type[CompactionError],
+    environ: Mapping[str, str] | None = None,
+) -> ChannelConfig:
+    """The channel with its key read from the variable it names, if it names one; ``missing``
+    is the error raised when that variable is not set (whoever asks names its own code)."""
+    if config.api_key is not None or not config.api_key_env:
+        return config
+    value = (os.environ if environ is None else environ).get(config.api_key_env)
+    if not value:
+        raise missing(
+            f"channel {config.name!r} reads its key from {config.api_key_env}, which is not set"
+        )
+    return replace(config, api_key=SecretStr(value))
 
 
 def _default_info(session: Session) -> DictInfo | None:
