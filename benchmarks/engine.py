@@ -177,7 +177,19 @@ def main(argv: list[str] | None = None) -> int:
             f"engine ratio / reference ratio = {times[100_000] / times[10_000] / reference:.2f}"
             "   (1.00: as linear as one pass over the messages)"
         )
+    print_survival()
     return 0
+
+
+def print_survival() -> None:
+    """The identifiers of each transcript's compacted span that survive verbatim, per kind
+    (``python -m benchmarks.survival``; it imports this module, hence the late import)."""
+    from benchmarks import survival
+
+    print(
+        "\nidentifier survival (the summarizer writes nothing useful: only the ledger keeps them)"
+    )
+    print("\n".join(survival.table(survival.rows())))
 
 
 if __name__ == "__main__":
