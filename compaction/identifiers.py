@@ -73,8 +73,13 @@ def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
     argument."""
     for call in calls:
         arguments = call.arguments
+        # A key is written quoted, unless a \\u escape spells a letter of it: arguments that
+        # name a command only inside a value (a file's "<script>") are not decoded.
         # _COMMAND_KEYS spelled out rather than any(...): this runs for every tool call.
-        if not ("command" in arguments or "cmd" in arguments or "script" in arguments):
+        if not ('"command"' in arguments or '"cmd"' in arguments or '"script"' in arguments) and (
+            "\\u" not in arguments
+            or not ("command" in arguments or "cmd" in arguments or "script" in arguments)
+        ):
             continue
         try:
             args = json.loads(arguments)
