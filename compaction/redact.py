@@ -21,7 +21,7 @@ REDACTED = "[REDACTED]"
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # identity: set members in combine(), hashed fast
 class _Rule:
     literal: str
     pattern: re.Pattern[str]
