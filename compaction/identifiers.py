@@ -159,14 +159,15 @@ def _paths(words: Sequence[str]) -> list[tuple[int, str]]:
 def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     """Paths, URLs, ids and values of the distinct words (no white space in any), each kind in
     order of appearance (an item first appears in the first word that holds it)."""
-    words = list(filterfalse(str.isalpha, distinct))
-    raw = " ".join(words).encode("utf-8", "surrogatepass")
-    pathy_words = _kept(words, raw, _NOT_PATHY)
+    raw = " ".join(distinct).encode("utf-8", "surrogatepass")
+    pathy_words = _kept(distinct, raw, _NOT_PATHY)  # none all letters: each holds "/" or "."
     pathy = " ".join(pathy_words)
     found: dict[str, list[str]] = {"paths": [], "urls": [], "ids": [], "values": []}
     found["paths"] = [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])]
     found["urls"] = [_url(u) for u in _URL.findall(pathy)]
-    for match in _TOKEN.finditer(" " + " ".join(_kept(words, raw, _NOT_NUMBERED))):
+    # Letters alone (CJK words are non-ASCII) hold no id or value.
+    numbered = filterfalse(str.isalpha, _kept(distinct, raw, _NOT_NUMBERED))
+    for match in _TOKEN.finditer(" " + " ".join(numbered)):
         kind = match.lastgroup or ""
         value = match.group(0) if kind == "money" else match.group(kind)  # money: from its sign
         if kind in _MIXED_ONLY and (value.isdigit() or value.isalpha()):
@@ -175,7 +176,7 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     return found
 
 
-def _kept(words: list[str], raw: bytes, delete: bytes) -> list[str]:
+def _kept(words: Sequence[str], raw: bytes, delete: bytes) -> list[str]:
     """The words of which something is left once ``delete`` is deleted from ``raw`` (their
     UTF-8, joined by spaces): a C-speed test of every word (multi-byte characters are
     non-ASCII bytes, never a space)."""
