@@ -27,10 +27,10 @@ def cut(text: str, head: int, tail: int) -> str:
 
 
 def serialize_message(message: Message, head: int, tail: int) -> str:
-    lines = [f"[{message.role.upper()}] {cut(message.source_text, head, tail)}"]
+    # Concatenated, not a list joined: most messages have no call.
+    text = f"[{message.role.upper()}] {cut(message.source_text, head, tail)}"
     for call in message.tool_calls:
-        lines.append(f"[TOOL CALL {call.name}] {cut(call.arguments, head, tail)}")
-    text = "\n".join(lines)
+        text += f"\n[TOOL CALL {call.name}] {cut(call.arguments, head, tail)}"
     # The quoted block must not be closable from inside.
     return _CLOSE.sub("</ turns>", text) if "<" in text else text
 
