@@ -54,18 +54,19 @@ _ERROR_HINTS = tuple(
 # ASCII non-digit leaves); "/" and "." for paths, files and URLs.
 _NOT_NUMBERED = bytes(c for c in range(33, 127) if not chr(c).isdigit())
 _NOT_PATHY = bytes(c for c in range(256) if c not in b"/. ")
-# Ids and values in one pass (one regex beats five over the same text); the group name is
-# the kind. Led by the character before an id (one that no id runs on from) or by a currency
-# sign: a pattern led by a character set lets the engine skip at C speed to the next place
-# where one can start, where a leading lookbehind is tried at every position (25% faster).
-# The text searched starts with a space (an id at its very start has a character before it).
+# Ids and values in one pass (one regex beats five over the same text). Led by the character
+# before an id (one that no id runs on from) or by a currency sign: a pattern led by a character
+# set lets the engine skip at C speed to the next place where one can start, where a leading
+# lookbehind is tried at every position (25% faster). The text searched starts with a space (an
+# id at its very start has a character before it). Groups, for ``findall``'s tuples (no match
+# object per id): the leading character, the money after its sign, a UUID, a hash or code (ids
+# only when they mix digits and letters: else a count or a word), a snake_case_id, a version.
 _TOKEN = re.compile(
-    r"[^\w-](?:(?<=[$€£¥])(?P<money>\s?\d[\d,]*(?:\.\d+)?)"
-    r"|(?=[0-9a-zA-Z])(?:(?P<uuid>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
-    r"|(?P<hash>[0-9a-f]{7,40})|(?P<code>[A-Z0-9]{5,12})|(?P<snake>[a-z]+(?:_[a-z]+)*_\d{2,})"
-    r"|(?P<version>v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-]))"
+    r"([^\w-])(?:(?<=[$€£¥])(\s?\d[\d,]*(?:\.\d+)?)"
+    r"|(?=[0-9a-zA-Z])(?:([0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
+    r"|([0-9a-f]{7,40}|[A-Z0-9]{5,12})|([a-z]+(?:_[a-z]+)*_\d{2,})"
+    r"|(v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-]))"
 )
-_MIXED_ONLY = frozenset({"hash", "code"})  # all digits or all letters: a count or a word
 
 
 def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
@@ -162,18 +163,21 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     raw = " ".join(distinct).encode("utf-8", "surrogatepass")
     pathy_words = _kept(distinct, raw, _NOT_PATHY)  # none all letters: each holds "/" or "."
     pathy = " ".join(pathy_words)
-    found: dict[str, list[str]] = {"paths": [], "urls": [], "ids": [], "values": []}
-    found["paths"] = [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])]
-    found["urls"] = [_url(u) for u in _URL.findall(pathy)]
     # Letters alone (CJK words are non-ASCII) hold no id or value.
     numbered = filterfalse(str.isalpha, _kept(distinct, raw, _NOT_NUMBERED))
-    for match in _TOKEN.finditer(" " + " ".join(numbered)):
-        kind = match.lastgroup or ""
-        value = match.group(0) if kind == "money" else match.group(kind)  # money: from its sign
-        if kind in _MIXED_ONLY and (value.isdigit() or value.isalpha()):
-            continue
-        found["values" if kind in ("version", "money") else "ids"].append(value)
-    return found
+    tokens = _TOKEN.findall(" " + " ".join(numbered))
+    return {
+        "paths": [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])],
+        "urls": [_url(u) for u in _URL.findall(pathy)],
+        "ids": [
+            uuid or snake or mixed
+            for _, _, uuid, mixed, snake, _ in tokens
+            if uuid or snake or (mixed and not mixed.isdigit() and not mixed.isalpha())
+        ],
+        "values": [
+            version or sign + money for sign, money, *_, version in tokens if version or money
+        ],
+    }
 
 
 def _kept(words: Sequence[str], raw: bytes, delete: bytes) -> list[str]:
