@@ -17,7 +17,6 @@ from compaction.blocks import blocks
 
 REDACTED = "[REDACTED]"
 
-
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -167,7 +166,6 @@ _GATE_PATTERNS = {gate: re.compile(re.escape(gate)) for gate in _GATES}
 #: Bytes kept either side of a gate word where it occurs: a literal there lies within them.
 _NEAR = max(len(rule.literal) for rule in _RULES)
 
-
 #: The rules to run on a text, as chosen by ``rules_for``.
 Rules = tuple[_Rule, ...]
 
@@ -228,6 +226,8 @@ _SEPARATOR = "\n\x00\n"
 def redact_many(texts: list[str], rules: Rules | None = None) -> list[str]:
     """``[redact(t, rules) for t in texts]``, a cache-sized block of joined texts at a time (the
     literal tests are per call, so one call over many small texts is much cheaper)."""
+    if rules is not None and not rules:  # none to run: the texts are not even joined
+        return list(texts)
     return [part for block in blocks(texts) for part in _redact_block(block, rules)]
 
 
