@@ -175,7 +175,7 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
             if uuid or snake or (mixed and not mixed.isdigit() and not mixed.isalpha())
         ],
         "values": [
-            version or sign + money for sign, money, *_, version in tokens if version or money
+            version or sign + money for sign, money, _, _, _, version in tokens if version or money
         ],
     }
 
