@@ -54,5 +54,8 @@ class Turns:
         appearance."""
         # Each text's words taken in as soon as they are split (no word crosses two texts),
         # while they are in the cache, where joined blocks were split first (10% faster on
-        # the long shared transcripts).
-        return list(dict.fromkeys(chain.from_iterable(map(str.split, self.texts))))
+        # the long shared transcripts). A text seen before (the same request, the same tool
+        # call, an "ok") is not split again: its words are in already, and a string's hash
+        # is computed once.
+        texts = dict.fromkeys(self.texts)
+        return list(dict.fromkeys(chain.from_iterable(map(str.split, texts))))
