@@ -91,7 +91,8 @@ def extract(
     def add(kind: str, values: Iterable[str]) -> None:
         found[kind].update(dict.fromkeys(values))  # a value keeps its first place
 
-    add("commands", commands(turns.calls))
+    # Arguments seen before (a command run again) give the same commands: decoded once.
+    add("commands", commands({call.arguments: call for call in turns.calls}.values()))
     # One scan per block of text: per-message regex calls cost more than the scans.
     for block in blocks(turns.spoken):
         add("errors", error_lines("\n".join(block)))
