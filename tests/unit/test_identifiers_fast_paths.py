@@ -1,12 +1,13 @@
 """The shortcuts of ``compaction/identifiers.py`` and ``redact_many`` give what the plain way
 gives: tool-call arguments decoded only when a command key can be in them, ids and values from
-one regex led by the character before them, nothing joined when no rule runs."""
+one regex led by the character before them, the error hints that share "rror" found by one
+search, nothing joined when no rule runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from compaction.identifiers import commands, scan
+from compaction.identifiers import commands, error_lines, scan
 from compaction.messages import ToolCall
 from compaction.redact import redact_many
 
@@ -53,3 +54,24 @@ def test_redact_many_without_rules_returns_the_texts() -> None:
     out = redact_many(texts, ())
     assert out == texts
     assert out is not texts
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        (
+            "ValueError: x\nan error: y\nerror[E0308]: z",
+            ["ValueError: x", "an error: y", "error[E0308]: z"],
+        ),
+        ("Errors pile up\nterror\nerror [x]\nMyError2 here", []),  # no hint in any line
+        ("an Error, ok", ["an Error, ok"]),
+    ],
+)
+def test_error_hints_sharing_rror(text: str, lines: list[str]) -> None:
+    assert list(error_lines(text)) == lines
+
+
+def test_error_quoted_once_where_two_hints_start_it() -> None:
+    # "Error" and "rror:" both in "ValueError:": one quote, from the start of the word.
+    line = "x " * 200 + "it failed with ValueError: bad input. Then more"
+    assert list(error_lines(line)) == ["ValueError: bad input"]
