@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from compaction.messages import Message
+from compaction.messages import ROLES, Message
 
 TURNS_OPEN = "<turns>"
 TURNS_CLOSE = "</turns>"
 # Any spelling a model would read as the end of the quoted block.
 _CLOSE = re.compile(r"<\s*/\s*turns\s*>", re.IGNORECASE)
+#: Each role's tag, made once instead of per message.
+_TAGS = {role: f"[{role.upper()}] " for role in ROLES}
 
 
 def cut(text: str, head: int, tail: int) -> str:
@@ -27,8 +29,10 @@ def cut(text: str, head: int, tail: int) -> str:
 
 
 def serialize_message(message: Message, head: int, tail: int) -> str:
-    # Concatenated, not a list joined: most messages have no call.
-    text = f"[{message.role.upper()}] {cut(message.source_text, head, tail)}"
+    # Concatenated, not a list joined: most messages have no call, and most are short (no
+    # cut called).
+    text = message.source_text
+    text = _TAGS[message.role] + (text if len(text) <= head + tail else cut(text, head, tail))
     for call in message.tool_calls:
         text += f"\n[TOOL CALL {call.name}] {cut(call.arguments, head, tail)}"
     # The quoted block must not be closable from inside.
