@@ -182,9 +182,9 @@ def rules_for(text: str) -> Rules:
     lowered = raw.lower()  # ASCII letters only: the literals' casings
     chosen: list[_Rule] = []
     for gate, families in _GATES.items():
-        if gate not in lowered:
+        if (first := lowered.find(gate)) == -1:
             continue
-        found = _GATE_PATTERNS[gate].finditer(lowered)
+        found = _GATE_PATTERNS[gate].finditer(lowered, first)  # not the text searched already
         spans = [(max(at.start() - _NEAR, 0), at.end() + _NEAR) for at in found]
         # Joined by a byte no literal holds: none is found across two.
         near = b"\n".join([lowered[start:end] for start, end in spans])
