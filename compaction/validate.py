@@ -33,19 +33,24 @@ def problems(messages: Sequence[Message], provider: Provider = "both") -> list[s
             else:
                 del open_calls[message.tool_call_id]
             continue
-        for call_id, at in open_calls.items():
-            found.append(f"message {at}: tool call {call_id!r} has no result")
-        open_calls = {}
+        if open_calls:  # most turns leave none open: no new dict per message
+            found.extend(_unanswered(open_calls))
+            open_calls = {}
         for call in message.tool_calls:
             if call.id in seen_ids:
                 found.append(f"message {index}: duplicate tool call id {call.id!r}")
             seen_ids.add(call.id)
             open_calls[call.id] = index
-    for call_id, at in open_calls.items():
-        found.append(f"message {at}: tool call {call_id!r} has no result")
+    found.extend(_unanswered(open_calls))
     if provider in ("anthropic", "both"):
         found.extend(_anthropic(messages))
     return found
+
+
+def _unanswered(open_calls: dict[str, int]) -> list[str]:
+    return [
+        f"message {at}: tool call {call_id!r} has no result" for call_id, at in open_calls.items()
+    ]
 
 
 def _anthropic(messages: Sequence[Message]) -> list[str]:
