@@ -48,6 +48,16 @@ def prune(
             and message.original_content is None
             and len(message.content) > min_chars
         ):
-            out[index] = message.with_content(placeholder, original=message.content)
+            # Built unchecked (``with_content`` checks the new content's type): only the
+            # content changes, to a placeholder of ours, and this message passed the checks.
+            out[index] = Message.from_trusted(
+                message.role,
+                placeholder,
+                message.tool_calls,
+                message.tool_call_id,
+                message.id,
+                message.content,
+                message.is_summary,
+            )
             pruned.append(index)
     return out, pruned
