@@ -40,13 +40,15 @@ class Turns:
             if message.is_summary:
                 continue
             turns.append(message)
-            text = message.source_text
+            # ``message.source_text`` without a property call per message (a third of the pass)
+            original = message.original_content
+            text = message.content if original is None else original
             texts.append(text)
             if message.role in ("tool", "user"):
                 spoken.append(text)
             if message.tool_calls:
-                calls.extend(message.tool_calls)
-                texts.extend(call.arguments for call in message.tool_calls)
+                calls += message.tool_calls
+                texts += [call.arguments for call in message.tool_calls]
         return cls(turns, texts, spoken, calls)
 
     def distinct_words(self) -> list[str]:
