@@ -31,7 +31,8 @@ def cut(text: str, head: int, tail: int) -> str:
 def serialize_message(message: Message, head: int, tail: int) -> str:
     # Concatenated, not a list joined: most messages have no call, and most are short (no
     # cut called).
-    text = message.source_text
+    original = message.original_content  # ``source_text`` without a property call
+    text = message.content if original is None else original
     text = _TAGS[message.role] + (text if len(text) <= head + tail else cut(text, head, tail))
     for call in message.tool_calls:
         text += f"\n[TOOL CALL {call.name}] {cut(call.arguments, head, tail)}"
