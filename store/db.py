@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -78,15 +78,31 @@ def write_session(factory: sessionmaker[Session]) -> Iterator[Session]:
             raise
 
 
+#: reads on a server database run in autocommit: no BEGIN and ROLLBACK round trips around
+#: what is usually one SELECT (the per-turn threshold check's hot path)
+_AUTOCOMMIT = {"isolation_level": "AUTOCOMMIT"}
+
+
 @contextmanager
 def read_session(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """A session for reads. On a server database it runs in autocommit: no BEGIN and ROLLBACK
-    round trips around what is usually one SELECT (the per-turn threshold check's hot path)."""
+    """A session for reads, in autocommit on a server database."""
     with _database_errors(), factory() as session:
         bind = session.get_bind()
         if bind.dialect.name != "sqlite":
-            session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+            session.connection(execution_options=_AUTOCOMMIT)
         yield session
+
+
+@contextmanager
+def read_connection(factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """A Core connection for reads, in autocommit on a server database: no ORM session around
+    a one-row SELECT the threshold check makes before every model call (docs/architecture.md,
+    "The job"). Checked out of the same pool, with its liveness ping."""
+    engine: Engine = factory.kw["bind"]
+    with _database_errors(), engine.connect() as connection:
+        if engine.dialect.name != "sqlite":
+            connection.execution_options(**_AUTOCOMMIT)
+        yield connection
 
 
 @contextmanager

@@ -27,7 +27,7 @@ from compaction.contract import MAX_SESSION_ID, valid_session_id
 from compaction.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
 from compaction.messages import Message
 from compaction.storable import check_storable
-from store.db import Repository, read_session, write_session
+from store.db import Repository, read_connection, read_session, write_session
 from store.models import Agent, ChatSession
 from store.models import Message as MessageRow
 from store.records import SessionInfo
@@ -129,6 +129,14 @@ def _stored_ids_query(elements: Callable[..., Any]) -> CompoundSelect[Any]:
     )
     return union_all(open_calls, results)
 
+
+_SESSION_ROW = select(
+    ChatSession.id,
+    ChatSession.agent_id,
+    ChatSession.model,
+    ChatSession.compaction_version,
+    ChatSession.last_seq,
+).where(ChatSession.id == bindparam("b_session"))
 
 _STORED_IDS = {
     "postgresql": _stored_ids_query(func.json_array_elements),
@@ -235,16 +243,10 @@ class Sessions(Repository):
         return session_id
 
     def get_session(self, session_id: str) -> SessionInfo:
-        # A plain row: the threshold check reads this before every model call.
-        query = select(
-            ChatSession.id,
-            ChatSession.agent_id,
-            ChatSession.model,
-            ChatSession.compaction_version,
-            ChatSession.last_seq,
-        ).where(ChatSession.id == session_id)
-        with read_session(self.factory) as session:
-            row = session.connection().execute(query).first()
+        # A plain row on a Core connection, the statement built once: the threshold check reads
+        # this before every model call.
+        with read_connection(self.factory) as connection:
+            row = connection.execute(_SESSION_ROW, {"b_session": session_id}).first()
         if row is None:
             raise SessionNotFound(f"session {session_id!r} not found")
         return SessionInfo(*row)
