@@ -14,7 +14,7 @@ from compaction.messages import Message
 from compaction.tokens import estimate_tokens
 from producers.context import Producers
 from service.context import SessionContext
-from service.queue import EnqueueResult, pending_request, running_request, submit
+from service.queue import EnqueueResult, pending_and_running, submit
 
 TriggerStatus = Literal[
     "enqueued",
@@ -112,11 +112,11 @@ def check_and_enqueue(
         )
     if used < threshold:
         return result("below_threshold")
-    # Cheapest first: two Redis reads before the database's run history.
-    pending = pending_request(ctx.redis, ctx.settings.channel_prefix, session_id)
+    # Cheapest first: one Redis read (the queued and the running request) before the
+    # database's run history.
+    pending, running = pending_and_running(ctx.redis, ctx.settings.channel_prefix, session_id)
     if pending is not None:
         return result("already_pending", pending)
-    running = running_request(ctx.redis, ctx.settings.channel_prefix, session_id)
     if running is not None:
         return result("in_flight", running)
     if ctx.contexts.suppressed(session_id, used):
