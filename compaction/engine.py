@@ -23,7 +23,7 @@ from compaction.errors import (
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from compaction.pruning import PLACEHOLDER, prune
-from compaction.result import CompactionResult, PhaseClock
+from compaction.result import CompactionResult, PhaseClock, summary_fields
 from compaction.summary import Summarizer, Summary, SummaryRequest, summarize
 from compaction.tokens import estimate_reusing, estimate_tokens
 from compaction.validate import ensure_valid
@@ -248,15 +248,9 @@ def _assemble(
         removed_count=len(middle),
         pruned_ids=_ids(measured.items, cut.pruned_at),
         pruned_count=len(cut.pruned_at),
-        summary_text=summary.text,
-        summary_message=message,
         language=measured.language,
         middle=(cut.start, cut.end),
-        chunks=summary.chunks,
-        input_tokens=summary.input_tokens,
-        output_tokens=summary.output_tokens,
-        ledger_items=summary.ledger_items,
-        ledger_dropped=summary.ledger_dropped,
+        **summary_fields(summary, message),
         timings=clock.timings,
     )
 

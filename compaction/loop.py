@@ -25,7 +25,7 @@ from compaction.errors import MessageTooLarge, NothingToCompact
 from compaction.messages import Message
 from compaction.prompts import Language, detect_language
 from compaction.prompts_loop import LOOP, is_loop_summary
-from compaction.result import PhaseClock
+from compaction.result import PhaseClock, summary_fields
 from compaction.summary import Summarizer, summarize
 from compaction.tokens import estimate_reusing
 from compaction.validate import ensure_valid
@@ -57,13 +57,11 @@ def compact_loop(
     counts: Sequence[int] | None = None,
 ) -> LoopResult:
     """Summarize the loop's older steps when ``messages`` are at or over the threshold (or
-    ``reason="manual"``: ``/compact`` always compacts); under it, return them unchanged
-    (``summarized=False``). The recent steps kept are at least
-    ``keep_recent_steps``, more while they fit the config's tail budget. ``previous_loop_summary``
-    (the stored one) wins over a summary found at the start of the loop. Raises
-    ``NothingToCompact`` when the loop has no older part (under two messages), ``MessageTooLarge``
-    when the request or a recent step's message alone is over the threshold. ``counts``: each
-    message's estimate under ``config`` (``boundaries.token_counts``), when the caller has them."""
+    ``reason="manual"``); under it, return them unchanged (``summarized=False``). At least
+    ``keep_recent_steps`` recent steps are kept, more while they fit the tail budget; the
+    stored ``previous_loop_summary`` wins over one found at the start of the loop; ``counts``
+    are the messages' estimates when the caller has them. Raises ``NothingToCompact`` (no older
+    part) or ``MessageTooLarge`` (the request or a kept message over the threshold)."""
     clock = PhaseClock()
     items = list(messages)
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
@@ -89,33 +87,33 @@ def compact_loop(
         lap=clock.lap,
         prompts=LOOP,
     )
-    message = Message(role="user", content=summary.text, is_summary=True)
-    out = assemble(items[:start], message, items[end:], ORPHAN_RESULT[language])
-    ensure_valid(out, provider="openai")
+    out, message = _assembled(items, start, end, summary.text, language)
+    kept = [*counts[:start], *counts[end:]]  # what stays around the summary is counted already
     clock.lap("assemble")
     return LoopResult(
         out,
         tokens,
-        # What stays around the summary is counted already.
-        estimate_reusing(
-            out, [*items[:start], *items[end:]], [*counts[:start], *counts[end:]], estimate
-        ),
+        estimate_reusing(out, [*items[:start], *items[end:]], kept, estimate),
         summarized=True,
         compressed_ids=[m.id for m in middle if m.id is not None],
         removed_count=len(middle),
-        summary_text=summary.text,
-        summary_message=message,
         language=language,
         middle=(start, end),
-        chunks=summary.chunks,
-        input_tokens=summary.input_tokens,
-        output_tokens=summary.output_tokens,
-        ledger_items=summary.ledger_items,
-        ledger_dropped=summary.ledger_dropped,
+        **summary_fields(summary, message),
         recent_steps=steps,
         folded_previous=previous_loop_summary is not None or middle[0].is_summary,
         timings=clock.timings,
     )
+
+
+def _assembled(
+    items: Sequence[Message], start: int, end: int, text: str, language: Language
+) -> tuple[list[Message], Message]:
+    """The loop with its older part replaced by the execution summary, checked valid."""
+    message = Message(role="user", content=text, is_summary=True)
+    out = assemble(items[:start], message, items[end:], ORPHAN_RESULT[language])
+    ensure_valid(out, provider="openai")
+    return out, message
 
 
 def _bounds(

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from compaction.messages import Message
 from compaction.prompts import Language
+from compaction.summary import Summary
 
 
 @dataclass
@@ -32,6 +34,19 @@ class CompactionResult:
     ledger_items: int = 0
     ledger_dropped: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+
+
+def summary_fields(summary: Summary, message: Message) -> dict[str, Any]:
+    """A ``CompactionResult``'s fields that the summary sets (both stages' results)."""
+    return {
+        "summary_text": summary.text,
+        "summary_message": message,
+        "chunks": summary.chunks,
+        "input_tokens": summary.input_tokens,
+        "output_tokens": summary.output_tokens,
+        "ledger_items": summary.ledger_items,
+        "ledger_dropped": summary.ledger_dropped,
+    }
 
 
 class PhaseClock:
