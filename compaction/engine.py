@@ -21,7 +21,7 @@ from compaction.errors import (
     SystemPromptTooLarge,
 )
 from compaction.messages import Message
-from compaction.prompts import Language, detect_language
+from compaction.prompts import Language, summary_language
 from compaction.pruning import PLACEHOLDER, prune
 from compaction.result import CompactionResult, PhaseClock, summary_fields
 from compaction.summary import Summarizer, Summary, SummaryRequest, summarize
@@ -138,9 +138,7 @@ def _measure(
     here."""
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
     counts = checked_counts(items, config, given)
-    language: Language = (
-        detect_language(items) if config.summary_language == "auto" else config.summary_language
-    )
+    language = summary_language(config.summary_language, items)
     system_tokens = 0
     for message, count in zip(items, counts, strict=True):
         if message.role != "system":

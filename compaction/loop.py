@@ -23,7 +23,7 @@ from compaction.config import CompactionConfig
 from compaction.engine import CompactionResult, Reason, checked_counts
 from compaction.errors import MessageTooLarge, NothingToCompact
 from compaction.messages import Message
-from compaction.prompts import Language, detect_language
+from compaction.prompts import Language, summary_language
 from compaction.prompts_loop import LOOP, is_loop_summary
 from compaction.result import PhaseClock, summary_fields
 from compaction.summary import Summarizer, summarize
@@ -68,7 +68,7 @@ def compact_loop(
     estimate = config.estimator()
     counts = checked_counts(items, config, counts)
     tokens = sum(counts)
-    language = language or _language(items, config)
+    language = language or summary_language(config.summary_language, items)
     if reason == "auto" and tokens < config.threshold_tokens:
         return LoopResult(items, tokens, tokens, summarized=False, language=language)
     clock.lap("estimate")
@@ -143,10 +143,3 @@ def _bounds(
                 f"{config.threshold_tokens}; split it"
             )
     return start, end, steps
-
-
-def _language(items: Sequence[Message], config: CompactionConfig) -> Language:
-    """The config's summary language, or the user's when it says ``auto``."""
-    if config.summary_language == "auto":
-        return detect_language(items)
-    return config.summary_language

@@ -192,6 +192,12 @@ _PREFIX: dict[Language, str] = {
 LANGUAGE_SAMPLE_LETTERS = 20_000
 
 
+def summary_language(setting: Language | Literal["auto"], messages: Sequence[Message]) -> Language:
+    """The language a summary (and the user's rows) is written in: the setting
+    (``COMPACTION_SUMMARY_LANGUAGE``), or under ``auto`` the user's own."""
+    return detect_language(messages) if setting == "auto" else setting
+
+
 def detect_language(messages: Sequence[Message]) -> Language:
     """The language the user writes in: Chinese when CJK characters make up a fair share of the
     letters of the latest real user messages (up to ``LANGUAGE_SAMPLE_LETTERS``)."""

@@ -67,10 +67,17 @@ def loop_follows(history: CompactionResult, config: CompactionConfig) -> bool:
     """After the history stage: whether the loop stage runs too (still at or over the threshold,
     and the loop has older steps to summarize beyond what the tail budget keeps, as the loop
     stage will count them)."""
+    return _loop_counts(history, config) is not None
+
+
+def _loop_counts(history: CompactionResult, config: CompactionConfig) -> list[int] | None:
+    """``loop_follows``, answered with the history's output estimates (the loop stage's input)
+    when it does; the estimates are made only past the threshold."""
     if history.tokens_after < config.threshold_tokens:
-        return False
+        return None
     counts = token_counts(history.messages, config)
-    return loop_compactable(history.messages, counts, budget=config.tail_token_budget)
+    follows = loop_compactable(history.messages, counts, budget=config.tail_token_budget)
+    return counts if follows else None
 
 
 def loop_stage(
@@ -109,13 +116,14 @@ def compact_staged(
     """Both stages in memory, as the worker runs them. Raises what ``compact()`` and
     ``compact_loop()`` raise (``NothingToCompact`` when neither segment has anything)."""
     items = list(messages)
-    counts: list[int] | None = token_counts(items, config)  # once for the rules and the stage
+    counts = token_counts(items, config)  # once for the rules and the stage
     history = None
     if first_stage(items, config, counts) == "history":
         history = compact(items, config, summarizer, reason=reason, focus=focus, counts=counts)
-        if not loop_follows(history, config):
+        loop_counts = _loop_counts(history, config)
+        if loop_counts is None:
             return Staged(history, None)
-        items, counts = history.messages, None
+        items, counts = history.messages, loop_counts
     loop = loop_stage(
         items, config, summarizer, reason=reason, focus=focus, history=history, counts=counts
     )

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from compaction.contract import CompactionFailed, CompactionRequested
 from compaction.errors import CompactionError
+from compaction.prompts import summary_language
 from service import logs
 from service.keys import lock_key, running_key
 from service.redis import text
@@ -136,7 +137,7 @@ def report_lost(runtime: Runtime, lost: InFlight) -> None:
     fields = {"session": request.session_id, "request": request.request_id, "worker": lost.worker}
     try:
         view = runtime.store.load_history(request.session_id)
-        language = texts.language(runtime.settings.summary_language, [r.message for r in view])
+        language = summary_language(runtime.settings.summary_language, [r.message for r in view])
         runtime.store.record_failed_run(
             FailedRun(
                 origin=RunOrigin(

@@ -33,7 +33,7 @@ from compaction.contract import (
 )
 from compaction.errors import NothingToCompact
 from compaction.messages import Message
-from compaction.prompts import Language
+from compaction.prompts import Language, summary_language
 from compaction.staged import loop_stage
 from service import logs
 from service.context import SessionContext
@@ -123,7 +123,7 @@ def load(job: JobRun) -> Loaded:
     )
     view = runtime.store.load_history(request.session_id)
     messages = [stored.message for stored in view]
-    job.language = texts.language(settings.summary_language, messages)
+    job.language = summary_language(settings.summary_language, messages)
     config = context.config(settings, summary_language=job.language)
     counts = token_counts(messages, config)
     return Loaded(context, view, messages, counts, config, context.info.compaction_version)

@@ -3,18 +3,8 @@ language."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from compaction.config import SummaryLanguage
 from compaction.contract import Stage
-from compaction.messages import Message
-from compaction.prompts import Language, detect_language
-
-
-def language(setting: SummaryLanguage, messages: Sequence[Message]) -> Language:
-    """The language of the user's rows: ``COMPACTION_SUMMARY_LANGUAGE``, or under ``auto`` the
-    session's own."""
-    return detect_language(messages) if setting == "auto" else setting
+from compaction.prompts import Language
 
 
 def started(language: Language, stage: Stage = "history") -> str:
