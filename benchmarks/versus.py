@@ -36,6 +36,12 @@ Each conversation runs ``--repeat`` rounds alternating ours, Hermes, ours, Herme
 Hermes run gets a fresh compressor (it keeps state between calls: the previous summary,
 anti-thrashing counts), built outside the timing like our config. Figures are the best run per
 side; ratio = Hermes time / ours (> 1: we are faster). Nothing is asserted.
+
+The two do not leave the same tail: Hermes keeps every message after the latest user message
+(its ``_ensure_last_user_message_in_tail``), so on a one-request agent it summarizes little or
+nothing of the task's loop, where ours runs its loop stage. ``per tok`` is the same ratio with
+each side's work counted: time per token freed (our estimate before, less our estimate of what
+the side left), Hermes's over ours; a row where a side freed nothing has none.
 """
 
 from __future__ import annotations
@@ -88,10 +94,27 @@ class Row:
     def compared(self) -> bool:
         return self.ours.messages_out is not None and self.hermes.messages_out is not None
 
+    def freed(self, outcome: Outcome) -> int:
+        """The tokens a side took out of the context (our estimate before, less after)."""
+        return 0 if outcome.tokens_after is None else self.tokens - outcome.tokens_after
+
+    @property
+    def freed_compared(self) -> bool:
+        """Both sides compacted and both freed tokens: the rate per token freed is defined."""
+        return self.compared and min(self.freed(self.ours), self.freed(self.hermes)) > 0
+
 
 def ratio(ours_s: float, hermes_s: float) -> float:
     """Hermes time / ours: above 1 we are faster."""
     return hermes_s / ours_s
+
+
+def freed_ratio(rows: Sequence[Row]) -> float:
+    """Hermes's time per token freed / ours, over ``rows`` (all ``freed_compared``): the time
+    ratio with each side's work counted, where the two leave different tails."""
+    ours = sum(r.ours_s for r in rows) / sum(r.freed(r.ours) for r in rows)
+    theirs = sum(r.hermes_s for r in rows) / sum(r.freed(r.hermes) for r in rows)
+    return theirs / ours
 
 
 def after(outcome: Outcome) -> str:
@@ -110,6 +133,7 @@ def work_note(ours: int, theirs: int) -> str:
 
 def row_line(row: Row) -> str:
     shown = f"{ratio(row.ours_s, row.hermes_s):6.2f}x" if row.compared else f"{'n/a':>7}"
+    per_token = f"{freed_ratio([row]):7.2f}x" if row.freed_compared else f"{'n/a':>8}"
     sides = (("ours", row.ours), ("Hermes", row.hermes))
     notes = [f"{side}: {o.note}" for side, o in sides if o.note]
     if row.compared and (differs := work_note(row.ours.summarized, row.hermes.summarized)):
@@ -117,8 +141,9 @@ def row_line(row: Row) -> str:
     return (
         f"{row.name:34} {row.messages:6d} {row.tokens:7d} {row.auto:>5} | "
         f"{after(row.ours)} {after(row.hermes)} | "
-        f"{row.ours_s * 1000:8.1f} {row.hermes_s * 1000:8.1f} {shown}  {'; '.join(notes)}"
-    )
+        f"{row.ours_s * 1000:8.1f} {row.hermes_s * 1000:8.1f} {shown} {per_token}  "
+        f"{'; '.join(notes)}"
+    ).rstrip()
 
 
 def total_line(label: str, rows: Sequence[Row]) -> str:
@@ -126,11 +151,17 @@ def total_line(label: str, rows: Sequence[Row]) -> str:
     both = [r for r in rows if r.compared]
     ours, theirs = sum(r.ours_s for r in both), sum(r.hermes_s for r in both)
     left_out = [r.name for r in rows if not r.compared]
+    freeing = [r for r in both if r.freed_compared]
+    per_token = f"{freed_ratio(freeing):7.2f}x" if freeing else f"{'n/a':>8}"
     line = (
         f"{label:34} {sum(r.messages for r in both):6d} "
-        f"{'':>47} {ours * 1000:8.1f} {theirs * 1000:8.1f} {ratio(ours, theirs):6.2f}x"
+        f"{'':>47} {ours * 1000:8.1f} {theirs * 1000:8.1f} {ratio(ours, theirs):6.2f}x "
+        f"{per_token}"
     )
-    return line + (f"  (not counted: {', '.join(left_out)})" if left_out else "")
+    notes = [f"not counted: {', '.join(left_out)}"] if left_out else []
+    if unfreed := [r.name for r in both if not r.freed_compared]:
+        notes.append(f"per token freed without: {', '.join(unfreed)}")
+    return line + (f"  ({'; '.join(notes)})" if notes else "")
 
 
 def verdict(rows: Sequence[Row]) -> str:
@@ -145,6 +176,18 @@ def verdict(rows: Sequence[Row]) -> str:
     met = overall >= 3 and not slower
     where = f"; slower than Hermes on: {', '.join(slower)}" if slower else ""
     return f"{GOAL}: {'met' if met else 'NOT met'} (overall {overall:.2f}x{where})"
+
+
+def freed_verdict(rows: Sequence[Row]) -> str:
+    """The same goal per token freed: time / (tokens before - tokens after), each side's own."""
+    freeing = [r for r in rows if r.freed_compared]
+    if not freeing:
+        return "per token freed: no transcript where both sides freed tokens"
+    overall = freed_ratio(freeing)
+    slower = [r.name for r in freeing if freed_ratio([r]) < 1]
+    met = overall >= 3 and not slower
+    where = f"; slower than Hermes on: {', '.join(slower)}" if slower else ""
+    return f"per token freed: {'met' if met else 'NOT met'} (overall {overall:.2f}x{where})"
 
 
 #: A side's run: it compacts, and returns how to describe what it did, which the timing leaves
@@ -264,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'conversation':34} {'msgs':>6} {'tokens':>7} {'auto':>5} | "
         f"{'summ':>5} {'out':>5} {'tok aft':>7} {'Hsumm':>5} {'H out':>5} {'H tok':>7} | "
-        f"{'ours ms':>8} {'Herm ms':>8} {'ratio':>7}  (ratio = Hermes / ours)"
+        f"{'ours ms':>8} {'Herm ms':>8} {'ratio':>7} {'per tok':>8}  "
+        "(ratio = Hermes / ours; per tok: time per token freed)"
     )
     rows: list[Row] = []
     for name, messages in conversations():
@@ -274,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     print(total_line("ALL SHARED TRANSCRIPTS", shared))
     print(total_line("OVERALL (transcripts + synthetic)", rows))
     print(verdict(rows))
+    print(freed_verdict(rows))
     return 0
 
 

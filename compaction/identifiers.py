@@ -25,14 +25,18 @@ MAX_ITEM_CHARS = 300
 # (``href=\"https://x.org\"``, ``https://x.org/a\n``).
 _URL = re.compile(r"https?://[^\s<>\"'`\]}|\\\u3000-\u303f\uff00-\uffef]+")
 _URL_END = ".,;:!?*"
-_PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]")
+# Possessive runs (``++``, ``{m,n}+``) where what follows can never be what a run gave back (a
+# run of name characters is followed by "/", which it cannot hold): no backtracking into them.
+_PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]++/)+[\w.@+-]*[\w@+-]")
 # Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
 # front of it is found by walking back (see ``_files``).
 _FILE_EXT = re.compile(
     r"\.(?:py|pyi|js|jsx|ts|tsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|ex|exs|erl|swift|scala"
     r"|sh|sql|json|ya?ml|toml|ini|cfg|md|rst|txt|html|css|lock|vue|proto|xml|csv|log|env)(?![\w-])"
 )
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+# A file name's characters, matched on the text reversed: the name in front of the extension is
+# the run of them that starts at the dot, read backwards (one C-speed match per name).
+_NAME_BACKWARDS = re.compile(r"[A-Za-z0-9_.\-]*")
 # One literal-led regex per hint: the engine jumps between occurrences of the literal, where one
 # alternation would be tried at every position of the text (measured 3x slower). "Error\b",
 # "rror:" and "error[" share one literal, "rror" (a pass over the text each, saved): a match
@@ -62,11 +66,12 @@ _NOT_PATHY = bytes(c for c in range(256) if c not in b"/. ")
 # id at its very start has a character before it). Groups, for ``findall``'s tuples (no match
 # object per id): the leading character, the money after its sign, a UUID, a hash or code (ids
 # only when they mix digits and letters: else a count or a word), a snake_case_id, a version.
+# Runs are possessive, as in ``_PATH`` (10-20% faster on the shared transcripts).
 _TOKEN = re.compile(
     r"([^\w-])(?:(?<=[$€£¥])(\s?\d[\d,]*(?:\.\d+)?)"
     r"|(?=[0-9a-zA-Z])(?:([0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
-    r"|([0-9a-f]{7,40}|[A-Z0-9]{5,12})|([a-z]+(?:_[a-z]+)*_\d{2,})"
-    r"|(v?\d+\.\d+\.\d+(?:[-.+]\w+)?))(?![\w-]))"
+    r"|([0-9a-f]{7,40}+|[A-Z0-9]{5,12}+)|([a-z]++(?:_[a-z]++)*+_\d{2,})"
+    r"|(v?\d++\.\d++\.\d++(?:[-.+]\w++)?))(?![\w-]))"
 )
 
 
@@ -131,10 +136,11 @@ def _quoted(line: str, at: int) -> str:
 def _files(dotted: str) -> Iterable[tuple[int, str]]:
     """Bare file names (``setup.py``) with their offsets; a name right after a ``/`` belongs to
     a path instead."""
+    backwards, size = dotted[::-1], len(dotted)
     for match in _FILE_EXT.finditer(dotted):
-        start = match.start()
-        while start > 0 and dotted[start - 1] in _NAME_CHARS:
-            start -= 1
+        run = _NAME_BACKWARDS.match(backwards, size - match.start())
+        assert run is not None  # the pattern matches an empty run too
+        start = size - run.end()
         name = dotted[start : match.end()].lstrip(".")
         if name[: -len(match.group(0))] and (start == 0 or dotted[start - 1] not in "/\\"):
             yield start, name
@@ -149,12 +155,14 @@ def _paths(words: Sequence[str]) -> list[tuple[int, str]]:
     before = list(accumulate(map(len, words), initial=0))
     local = list(accumulate((len(words[i]) for i in slashed), initial=0))
     local_starts = [length + k for k, length in enumerate(local)]
+    # What turns an offset in word k of ``text`` into one in the whole text: one add per path.
+    shift = [before[i] + i - at for i, at in zip(slashed, local_starts[:-1], strict=True)]
     out = []
     for match in _PATH.finditer(text):
         path = match.group(0)
         if _is_path(path):
-            k = bisect_right(local_starts, match.start()) - 1
-            out.append((before[slashed[k]] + slashed[k] + match.start() - local_starts[k], path))
+            at = match.start()
+            out.append((shift[bisect_right(local_starts, at) - 1] + at, path))
     return out
 
 

@@ -14,6 +14,8 @@ from benchmarks.versus import (
     THRESHOLD_PERCENT,
     Outcome,
     Row,
+    freed_ratio,
+    freed_verdict,
     hermes_run,
     ours_run,
     ratio,
@@ -46,14 +48,14 @@ def test_work_note_only_when_one_side_summarized_under_half() -> None:
 
 
 def test_row_line_shows_ratio_or_why_not() -> None:
-    assert "  3.00x  ours: history" in row_line(row("a", 0.010, 0.030))
+    assert "  3.00x    3.01x  ours: history" in row_line(row("a", 0.010, 0.030))
     skipped = row_line(row("b", 0.010, 0.030, hermes_out=None))
-    assert "    n/a  ours: history; Hermes: nothing to compress" in skipped
+    assert "    n/a      n/a  ours: history; Hermes: nothing to compress" in skipped
     different = Row(
         "c", 20, 70_000, "n/n", 0.01, 0.02, Outcome(14, 5, 900, ""), Outcome(1, 19, 0, "")
     )
     assert row_line(different).endswith(
-        "2.00x  NOT the same work: ours summarized 14 messages, Hermes 1"
+        "2.00x    1.97x  NOT the same work: ours summarized 14 messages, Hermes 1"
     )
 
 
@@ -135,3 +137,30 @@ def test_installed_looks_for_this_version_in_the_venv(tmp_path: Path) -> None:
         parents=True
     )
     assert hermes.installed(tmp_path)
+
+
+def test_per_token_freed_counts_each_sides_work() -> None:
+    # 70,000 tokens before; ours leaves 14,000 (56,000 freed) in 20 ms, Hermes 63,000 (7,000
+    # freed) in 10 ms: half the time, an eighth of the work -> 4x per token freed.
+    unequal = Row(
+        "e", 20, 70_000, "n/n", 0.02, 0.01, Outcome(14, 5, 14_000, ""), Outcome(1, 19, 63_000, "")
+    )
+    assert freed_ratio([unequal]) == 4.0
+    assert row_line(unequal).startswith("e") and "  0.50x    4.00x  NOT the same work" in (
+        row_line(unequal)
+    )
+    assert freed_verdict([unequal]) == "per token freed: met (overall 4.00x)"
+    assert verdict([unequal]).endswith("slower than Hermes on: e (not the same work))")
+
+
+def test_per_token_freed_leaves_out_rows_where_a_side_freed_nothing() -> None:
+    grew = Row(
+        "g", 20, 4_500, "n/n", 0.001, 0.002, Outcome(4, 11, 4_527, ""), Outcome(3, 11, 4_000, "")
+    )
+    assert not grew.freed_compared
+    assert row_line(grew).split("|")[2].split()[3] == "n/a"
+    line = total_line("ALL", [row("a", 0.010, 0.040), grew])
+    assert line.endswith("(per token freed without: g)")
+    # a: ours frees 69,000 in 10 ms, Hermes 68,800 in 40 ms
+    assert f"{(0.040 / 68_800) / (0.010 / 69_000):7.2f}x" in line
+    assert freed_verdict([grew]) == "per token freed: no transcript where both sides freed tokens"
