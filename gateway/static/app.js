@@ -59,7 +59,7 @@ const state = {
   current: null,
   views: new Map(), // session id -> "display" | "full"
   stats: null,
-  compacting: new Set(), // request ids of the compactions running now
+  compacting: new Map(), // request id -> stage, of the compactions running now
   socket: null,
   ticket: 0, // bumped on every switch: answers for an older session are dropped
 };
@@ -104,7 +104,7 @@ async function loadHistory() {
   const pending = [...list.querySelectorAll("[data-pending]")];
   renderMessages(list, rows, runs);
   keepPending(list, pending);
-  state.compacting = new Set(openStarts(list));
+  state.compacting = new Map(openStarts(list));
   $("full-view-banner").hidden = view !== "full";
   list.scrollTop = list.scrollHeight;
 }
@@ -115,7 +115,7 @@ async function loadStats() {
   const stats = await api(`${sessionPath(id)}/context-stats`);
   if (ticket !== state.ticket) return;
   state.stats = { ...statsFromContextStats(stats), current: state.stats?.current };
-  renderBar(state.stats, state.compacting.size > 0);
+  renderBar(state.stats, state.compacting);
 }
 
 /** History, figures and list again (after a reconnect, a POSTed message, an undo). */
@@ -173,8 +173,8 @@ async function openSession(id, { keepView = false } = {}) {
   state.ticket += 1;
   if (switched) {
     state.stats = null;
-    state.compacting = new Set();
-    renderBar(null, false);
+    state.compacting = new Map();
+    renderBar(null, null);
     $("messages").replaceChildren();
     if (!keepView) state.views.delete(id);
     history.replaceState(null, "", `#session=${encodeURIComponent(id)}`);
@@ -275,7 +275,7 @@ function wire() {
     $("lang-select").value = getLang();
     drawSessions();
     drawConnection();
-    renderBar(state.stats, state.compacting.size > 0);
+    renderBar(state.stats, state.compacting);
     renderSettings();
     if (state.current) reload();
   });
@@ -284,7 +284,7 @@ function wire() {
 async function start() {
   applyStatic();
   wire();
-  renderBar(null, false);
+  renderBar(null, null);
   await refreshSessions();
   const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
   const first = state.sessions.find((s) => s.id === wanted) || state.sessions[0];

@@ -100,8 +100,14 @@ function renderBreakdown(stats) {
   $("status-text").title = [t("breakdownTitle"), ...lines].join("\n");
 }
 
-/** Draws the bar and the status line; `stats` null means no session is open. */
-export function renderBar(stats, compacting) {
+/**
+ * Draws the bar and the status line; `stats` null means no session is open. `running` maps the
+ * request ids of the compactions running now to their stage ("history" | "loop"): the status
+ * line names the stage of the latest.
+ */
+export function renderBar(stats, running) {
+  const stage = running?.size ? [...running.values()].at(-1) : null;
+  const compacting = stage !== null;
   const bar = $("context-bar");
   const fill = $("context-bar-fill");
   const tick = $("threshold-tick");
@@ -129,7 +135,7 @@ export function renderBar(stats, compacting) {
   tick.setAttribute("aria-label", tick.title);
   text.dataset.compacting = compacting ? "true" : "false";
   text.textContent = compacting
-    ? t("statusCompacting")
+    ? t(stage === "loop" ? "statusCompactingLoop" : "statusCompacting")
     : t("status", {
         used: num(stats.usedTokens),
         max: num(stats.maxTokens),

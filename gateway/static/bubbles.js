@@ -189,11 +189,11 @@ export function renderMessages(container, rows, runs = new Map()) {
   container.replaceChildren(...nodes);
 }
 
-/** The start rows still open after a load (their compaction is running now). */
+/** The start rows still open after a load (their compaction is running now): [request id, stage]. */
 export function openStarts(container) {
   return [...container.querySelectorAll('[data-testid="compaction-bubble"][data-state="start"]')]
-    .map((b) => b.dataset.requestId)
-    .filter(Boolean);
+    .filter((b) => b.dataset.requestId)
+    .map((b) => [b.dataset.requestId, b.dataset.stage || "history"]);
 }
 
 /**

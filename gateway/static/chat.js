@@ -82,7 +82,9 @@ function onMessage(ctx, row) {
 function onCompaction(ctx, event, info) {
   const { state } = ctx;
   // A skip never ends a running compaction (it names a request that did not start).
-  if (info.state === "start") state.compacting.add(event.requestId || "?");
+  if (info.state === "start") {
+    state.compacting.set(event.requestId || "?", info.stage || "history");
+  }
   // a done naming the next stage leaves its request running (docs/architecture.md, "Events")
   else if (info.state !== "skipped" && !event.nextStage) {
     const known = state.compacting.delete(event.requestId) || state.compacting.delete("?");
@@ -93,7 +95,7 @@ function onCompaction(ctx, event, info) {
     placeEvent($("messages"), info);
     scrollToEnd();
   }
-  renderBar(state.stats, state.compacting.size > 0);
+  renderBar(state.stats, state.compacting);
   if (info.state === "done" || info.state === "failed") ctx.refreshFigures();
 }
 
@@ -105,7 +107,7 @@ export function handleEvent(ctx, event) {
     onMessage(ctx, event.message);
   } else if (event.type === "token_update") {
     state.stats = mergeTokenUpdate(state.stats, event);
-    renderBar(state.stats, state.compacting.size > 0);
+    renderBar(state.stats, state.compacting);
     ctx.updateSessionFigures(event.context || {});
   } else if (event.type === "error") {
     const message = event.error?.message || event.error?.code || "error";

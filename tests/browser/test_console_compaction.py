@@ -175,9 +175,15 @@ def test_the_full_view_toggle_and_its_banner(console: Console) -> None:
 def test_a_two_stage_request_shows_both_stages(console: Console) -> None:
     """The history alone leaves the session over its threshold, so the loop stage follows in
     the same request (docs/architecture.md, "The job"): the history's done bubble stays when the
-    loop's start comes, each done opens its own summary, and a reload shows the same two."""
+    loop's start comes, each done opens its own summary, and a reload shows the same two. While
+    the loop stage runs, the status line names it."""
+    # the history's summary at once, the loop's after a while: long enough to see it running
+    console.stack.aux.script(Reply(), Reply(delay_s=2.0))
     page = console.open(two_stage_session(console))
     page.get_by_test_id("compact-button").click()
+    expect(page.get_by_test_id("status-text")).to_have_text("Compacting the task's tool steps...")
+    expect(page.get_by_test_id("context-bar")).to_have_attribute("data-band", "compacting")
+    expect(bubbles(page, "done")).to_have_count(1)  # the history's, kept beside the loop's start
     done = bubbles(page, "done")
     expect(done).to_have_count(2)
     expect(bubbles(page, "start")).to_have_count(0)
