@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from compaction.blocks import blocks
 from compaction.identifiers import MAX_ITEM_CHARS, commands, error_lines, scan
 from compaction.messages import Message
-from compaction.redact import Rules, Secrets, combine, redact_many, rules_for
+from compaction.redact import Rules, Secrets, redact_many, rules_for
 from compaction.storable import storable
 from compaction.tokens import TextEstimator
 from compaction.turns import Turns
@@ -111,10 +111,10 @@ def extract(
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
     # The redaction rules chosen once, on every item of every kind; with none to run, the
     # items stay as they are (already distinct).
+    # The words hold every item (a command's words too: arguments with an escape are read
+    # decoded, ``compaction/turns.py``), so rules chosen on them serve the items.
     if rules is None:
         rules = rules_for("\n".join(item for items in clipped.values() for item in items))
-    else:  # chosen on ``words``, which hold every item but the (JSON-decoded) commands
-        rules = combine(rules, rules_for("\n".join(clipped["commands"])))
     if rules:
         clipped = {kind: redact_many(items, rules) for kind, items in clipped.items()}
     if secrets:

@@ -20,7 +20,7 @@ REDACTED = "[REDACTED]"
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # identity: set members in combine(), hashed fast
+@dataclass(frozen=True, slots=True, eq=False)  # identity: compared and hashed fast
 class _Rule:
     literal: str
     pattern: re.Pattern[str]
@@ -197,17 +197,6 @@ def rules_for(text: str) -> Rules:
             if rule.literal.encode() in near_raw
         )
     return tuple(chosen)
-
-
-_ORDER = tuple(
-    rule for families in _GATES.values() for rules in families.values() for rule in rules
-)
-
-
-def combine(*chosen: Rules) -> Rules:
-    """The rules of several ``rules_for`` answers, once each, in the order ``rules_for`` gives."""
-    wanted = {rule for rules in chosen for rule in rules}
-    return tuple(rule for rule in _ORDER if rule in wanted)
 
 
 def redact(text: str, rules: Rules | None = None) -> str:

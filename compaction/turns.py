@@ -8,10 +8,15 @@ collected in a single pass.
 Most of a transcript is repetition (the same paths, ids and log lines again and again: about one
 word in five is new), so the identifier ledger scans the distinct words, and the redaction rules
 are chosen on them, instead of on the whole text.
+
+A tool call's arguments are read as the tool got them: JSON with an escape (``\n``, ``\"``) is
+decoded to its strings, else a path at the start of a written file's line is read as
+``nsrc/app.py`` and an id there is lost (``\ndeadbeef12`` is no word of its own).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
@@ -24,7 +29,7 @@ class Turns:
     """The messages of a middle that are not summaries, with what the later steps read."""
 
     messages: list[Message]
-    #: original contents and tool-call arguments, in conversation order
+    #: original contents and tool-call arguments (``readable``), in conversation order
     texts: list[str]
     #: original contents of the user and tool turns (where error output shows up)
     spoken: list[str]
@@ -48,7 +53,7 @@ class Turns:
                 spoken.append(text)
             if message.tool_calls:
                 calls += message.tool_calls
-                texts += [call.arguments for call in message.tool_calls]
+                texts += [readable(call.arguments) for call in message.tool_calls]
         return cls(turns, texts, spoken, calls)
 
     def distinct_words(self) -> list[str]:
@@ -61,3 +66,26 @@ class Turns:
         # is computed once.
         texts = dict.fromkeys(self.texts)
         return list(dict.fromkeys(chain.from_iterable(map(str.split, texts))))
+
+
+def readable(arguments: str) -> str:
+    """A tool call's arguments as text to read: with no escape, as written (its words are the
+    decoded ones, quotes and braces aside); else the strings of the decoded JSON, one per line
+    (arguments that do not decode, stored before they were checked, as written)."""
+    if "\\" not in arguments:
+        return arguments
+    try:
+        decoded = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    found: list[str] = []
+    pending = [decoded]
+    while pending:  # no recursion: stored arguments may nest deeper than Python's limit
+        value = pending.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            pending += reversed(list(value.values()))
+        elif isinstance(value, list):
+            pending += reversed(value)
+    return "\n".join(found)

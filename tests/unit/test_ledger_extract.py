@@ -4,6 +4,8 @@ secrets redacted, overlong items left out. Kind by kind: test_ledger_kinds.py.""
 
 from __future__ import annotations
 
+import json
+
 from compaction.ledger import KINDS, extract
 from compaction.messages import SUMMARY_MARKER
 from compaction.redact import Secrets, rules_for
@@ -129,16 +131,29 @@ def test_secrets_inside_items_are_redacted() -> None:
     assert extract(turns, words, rules_for(" ".join(words))) == found
 
 
-def test_rules_given_for_the_words_still_cover_a_command_escaped_in_json() -> None:
-    # "\u0073k-" is "sk-" once decoded: the raw words do not hold the key's literal.
+def test_rules_given_for_the_words_cover_a_command_escaped_in_json() -> None:
+    # "\u0073k-" is "sk-" once decoded: arguments with an escape are read decoded, so the words
+    # hold the key's literal and the rules chosen on them redact the command.
     key = "sk-" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
     arguments = '{"command": "echo \\u0073k-' + key[3:] + '"}'
     messages = [assistant("", call(arguments))]
     turns = Turns.of(messages)
     words = turns.distinct_words()
-    assert "sk-" not in " ".join(words)
+    assert key in words
     found = extract(turns, words, rules_for(" ".join(words)))
     assert found["commands"] == ["echo [REDACTED]"]
+
+
+def test_identifiers_after_a_json_escape_are_exact() -> None:
+    # A written file's lines start after "\n" in the raw arguments: read decoded, a path there is
+    # not "nsrc/...", and an id at a line's start is a word of its own.
+    content = "see\nsrc/pkg/foo.py\ndeadbeef12 ok\nsetup.py\tv1.2.3"
+    arguments = json.dumps({"path": "/tmp/x.txt", "content": content})
+    messages = [assistant("", call(arguments, "write", "c1")), tool("ok", "c1")]
+    found = extract(messages)
+    assert found["paths"] == ["/tmp/x.txt", "src/pkg/foo.py", "setup.py"]
+    assert found["ids"] == ["deadbeef12"]
+    assert found["values"] == ["v1.2.3"]
 
 
 def test_overlong_items_are_left_out() -> None:

@@ -12,7 +12,6 @@ from compaction.redact import (
     MIN_HIDDEN_CHARS,
     REDACTED,
     Secrets,
-    combine,
     redact,
     redact_many,
     rules_for,
@@ -128,13 +127,6 @@ def test_redact_many_spans_several_blocks() -> None:
     out = redact_many(texts)
     assert out == [redact(t) for t in texts]
     assert sum(REDACTED in t for t in out) == len(range(0, 200, 7))
-
-
-def test_combine_keeps_each_rule_once_in_rules_for_order() -> None:
-    both = rules_for(f"{AWS} {OPENAI} password=hunter22")
-    aws, openai = rules_for(AWS), rules_for(f"{OPENAI} password=hunter22")
-    assert combine(openai, aws, openai) == both
-    assert combine() == ()
 
 
 # --------------------------------------------------------------------------- Secrets
