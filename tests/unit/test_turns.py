@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.turns import Turns
+from compaction.turns import Turns, readable
 from tests.unit.builders import assistant, call, summary, tool, user
 
 
@@ -31,3 +33,19 @@ def test_distinct_words_are_every_word_once_in_order_of_first_appearance(
 ) -> None:
     turns = Turns.of([user(t) for t in texts])
     assert turns.distinct_words() == list(dict.fromkeys(" ".join(texts).split()))
+
+
+def test_arguments_with_an_escape_are_read_decoded() -> None:
+    escaped = json.dumps({"path": "a.py", "edits": [{"old": "x\ny", "new": 'say "hi"'}], "n": 3})
+    assert readable(escaped) == 'a.py\nx\ny\nsay "hi"'  # strings in order, numbers left out
+    assert readable('{"command": "make"}') == '{"command": "make"}'  # no escape: as written
+    assert readable('{"broken": "a\\nb"') == '{"broken": "a\\nb"'  # does not decode: as written
+    deep = "[" * 5000 + '"\\n"' + "]" * 5000  # deeper than the decoder goes: as written
+    assert readable(deep) == deep
+
+
+def test_the_texts_of_escaped_arguments_are_their_strings() -> None:
+    arguments = json.dumps({"content": "line one\nsrc/app.py"})
+    turns = Turns.of([assistant("", call(arguments, "write", "c1")), tool("ok", "c1")])
+    assert turns.texts == ["", "line one\nsrc/app.py", "ok"]
+    assert "src/app.py" in turns.distinct_words()
