@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from compaction import ledger
+from compaction.arguments import redacted
 from compaction.chunks import Chunk, fit, plan
 from compaction.config import CompactionConfig
 from compaction.errors import SummaryTooLong, SummaryTooShort
@@ -181,12 +182,16 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
     """The middle's turns serialized, redacted when the config says so, and estimated."""
     turns = Turns.of(middle)
     words = turns.distinct_words() if config.redact_secrets or config.ledger_max_tokens else []
-    entries = serialize(turns.messages, config.serialize_head_chars, config.serialize_tail_chars)
+    head, tail = config.serialize_head_chars, config.serialize_tail_chars
     rules = None
     if config.redact_secrets:
-        # The entries are made of these words (cut), the tool names and the role tags.
+        # The entries are made of these words (cut), the tool names and the role tags; an
+        # escaped argument's secrets are matched on its strings (compaction/arguments.py).
         rules = rules_for(" ".join([*words, *(call.name for call in turns.calls)]))
-        entries = redact_many(entries, rules)
+        shown = redacted(turns.messages, rules, turns.escaped)
+        entries = redact_many(serialize(shown, head, tail), rules)
+    else:
+        entries = serialize(turns.messages, head, tail)
     estimate = config.estimator()
     return _Material(turns, entries, [estimate(e) for e in entries], words, rules, estimate)
 

@@ -9,18 +9,18 @@ Most of a transcript is repetition (the same paths, ids and log lines again and 
 word in five is new), so the identifier ledger scans the distinct words, and the redaction rules
 are chosen on them, instead of on the whole text.
 
-A tool call's arguments are read as the tool got them: JSON with an escape (``\n``, ``\"``) is
-decoded to its strings, else a path at the start of a written file's line is read as
-``nsrc/app.py`` and an id there is lost (``\ndeadbeef12`` is no word of its own).
+A tool call's arguments are read as the tool got them (``compaction/arguments.py``): JSON with
+an escape (``\n``, ``\"``) is read as its strings, else a path at the start of a written file's
+line is read as ``nsrc/app.py`` and an id there is lost (``\ndeadbeef12`` is no word of its own).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
+from compaction.arguments import readable, strings_of
 from compaction.messages import Message, ToolCall
 
 
@@ -29,11 +29,13 @@ class Turns:
     """The messages of a middle that are not summaries, with what the later steps read."""
 
     messages: list[Message]
-    #: original contents and tool-call arguments (``readable``), in conversation order
+    #: original contents and tool-call arguments (``arguments.readable``), in conversation order
     texts: list[str]
     #: original contents of the user and tool turns (where error output shows up)
     spoken: list[str]
     calls: list[ToolCall]
+    #: the strings of each escaped arguments text (``arguments.strings_of``), decoded once
+    escaped: dict[str, list[str]]
 
     @classmethod
     def of(cls, messages: Iterable[Message]) -> Turns:
@@ -41,6 +43,7 @@ class Turns:
         texts: list[str] = []
         spoken: list[str] = []
         calls: list[ToolCall] = []
+        escaped: dict[str, list[str]] = {}
         for message in messages:
             if message.is_summary:
                 continue
@@ -51,10 +54,14 @@ class Turns:
             texts.append(text)
             if message.role in ("tool", "user"):
                 spoken.append(text)
-            if message.tool_calls:
-                calls += message.tool_calls
-                texts += [readable(call.arguments) for call in message.tool_calls]
-        return cls(turns, texts, spoken, calls)
+            for call in message.tool_calls:
+                calls.append(call)
+                arguments = call.arguments
+                found = escaped.get(arguments)
+                if found is None and (found := strings_of(arguments)) is not None:
+                    escaped[arguments] = found
+                texts.append(readable(arguments, found))
+        return cls(turns, texts, spoken, calls, escaped)
 
     def distinct_words(self) -> list[str]:
         """The whitespace-separated words of ``texts``, each once, in order of first
@@ -66,26 +73,3 @@ class Turns:
         # is computed once.
         texts = dict.fromkeys(self.texts)
         return list(dict.fromkeys(chain.from_iterable(map(str.split, texts))))
-
-
-def readable(arguments: str) -> str:
-    """A tool call's arguments as text to read: with no escape, as written (its words are the
-    decoded ones, quotes and braces aside); else the strings of the decoded JSON, one per line
-    (arguments that do not decode, stored before they were checked, as written)."""
-    if "\\" not in arguments:
-        return arguments
-    try:
-        decoded = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return arguments
-    found: list[str] = []
-    pending = [decoded]
-    while pending:  # no recursion: stored arguments may nest deeper than Python's limit
-        value = pending.pop()
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            pending += reversed(list(value.values()))
-        elif isinstance(value, list):
-            pending += reversed(value)
-    return "\n".join(found)

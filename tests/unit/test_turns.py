@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.turns import Turns, readable
+from compaction.turns import Turns
 from tests.unit.builders import assistant, call, summary, tool, user
 
 
@@ -33,15 +33,6 @@ def test_distinct_words_are_every_word_once_in_order_of_first_appearance(
 ) -> None:
     turns = Turns.of([user(t) for t in texts])
     assert turns.distinct_words() == list(dict.fromkeys(" ".join(texts).split()))
-
-
-def test_arguments_with_an_escape_are_read_decoded() -> None:
-    escaped = json.dumps({"path": "a.py", "edits": [{"old": "x\ny", "new": 'say "hi"'}], "n": 3})
-    assert readable(escaped) == 'a.py\nx\ny\nsay "hi"'  # strings in order, numbers left out
-    assert readable('{"command": "make"}') == '{"command": "make"}'  # no escape: as written
-    assert readable('{"broken": "a\\nb"') == '{"broken": "a\\nb"'  # does not decode: as written
-    deep = "[" * 5000 + '"\\n"' + "]" * 5000  # deeper than the decoder goes: as written
-    assert readable(deep) == deep
 
 
 def test_the_texts_of_escaped_arguments_are_their_strings() -> None:
