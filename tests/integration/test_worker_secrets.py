@@ -110,9 +110,15 @@ def test_llm_error_traceback_holds_no_key(h: Harness) -> None:
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zx9" * 30
 DB_PASSWORD = "pw-" + "Q7" * 10
 BEARER = "tok" + "9aF" * 8
+CONFIG_PASSWORD = "hunter" + "2" * 10
+SPELLED_KEY = "sk-" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
+SECRETS = (ANTHROPIC_KEY, DB_PASSWORD, BEARER, "user:pw@host", CONFIG_PASSWORD, SPELLED_KEY[3:])
 
 
 def secret_transcript() -> list[Message]:
+    """Secrets in contents, and two that tool calls' arguments hold only escaped: a JSON config
+    the agent writes (``\\"password\\": \\"...\\"`` in the raw arguments) and a key
+    spelled ``\\u0073k-``."""
     messages = conversation(12)
     planted = {
         4: f"Use ANTHROPIC_API_KEY={ANTHROPIC_KEY} for the tests.",
@@ -122,6 +128,12 @@ def secret_transcript() -> list[Message]:
     }
     for index, content in planted.items():
         messages[index] = replace(messages[index], content=content)
+    config = json.dumps({"user": "app", "password": CONFIG_PASSWORD})
+    written = json.dumps({"path": "conf.json", "content": config})
+    spelled = '{"command": "echo \\u0073k-' + SPELLED_KEY[3:] + '"}'
+    for index, arguments in ((6, written), (10, spelled)):  # assistant calls in the middle
+        call = replace(messages[index].tool_calls[0], arguments=arguments)
+        messages[index] = replace(messages[index], tool_calls=[call])
     return messages
 
 
@@ -140,52 +152,16 @@ def test_secrets_in_the_transcript_never_reach_the_model(h: Harness, provider: s
 
     assert isinstance(done, CompactionDone), done
     sent = h.fake.bodies_text()
-    assert "Please inspect directory" in sent  # the turns were sent
-    for secret in (ANTHROPIC_KEY, DB_PASSWORD, BEARER, "user:pw@host"):
+    assert "Please inspect directory" in sent and "conf.json" in sent  # the turns were sent
+    for secret in SECRETS:
         assert secret not in sent, secret
     summary = h.store.latest_summary(session_id)
     assert summary is not None
-    for secret in (ANTHROPIC_KEY, DB_PASSWORD, BEARER, "user:pw@host"):
+    for secret in SECRETS:
         assert secret not in summary.message.content, secret
     assert [m.message for m in h.state(session_id).conversation if m.id != summary.id] == [
         m.message for m in full_before
     ]  # the originals stay whole in the database
-
-
-CONFIG_PASSWORD = "hunter" + "2" * 10
-SPELLED_KEY = "sk-" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
-
-
-def escaped_secrets_transcript() -> list[Message]:
-    """Secrets a tool call's arguments hold only escaped: a JSON config the agent writes
-    (``\\"password\\": \\"...\\"`` in the raw arguments) and a key spelled ``\\u0073k-``."""
-    messages = conversation(12)
-    config = json.dumps({"user": "app", "password": CONFIG_PASSWORD})
-    written = json.dumps({"path": "conf.json", "content": config})
-    spelled = '{"command": "echo \\u0073k-' + SPELLED_KEY[3:] + '"}'
-    for index, arguments in ((6, written), (10, spelled)):  # turns 1 and 2: in the middle
-        call = replace(messages[index].tool_calls[0], arguments=arguments)
-        messages[index] = replace(messages[index], tool_calls=[call])
-    return messages
-
-
-@SQLITE_ONLY
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_secrets_escaped_in_tool_arguments_never_reach_the_model(h: Harness, provider: str) -> None:
-    runtime = h.runtime()
-    h.channel(provider)
-    session_id = h.session(escaped_secrets_transcript())
-
-    done = run(runtime, manual(session_id))
-
-    assert isinstance(done, CompactionDone), done
-    sent = h.fake.bodies_text()
-    assert "conf.json" in sent and "[REDACTED]" in sent  # the calls were sent, redacted
-    summary = h.store.latest_summary(session_id)
-    assert summary is not None
-    for secret in (CONFIG_PASSWORD, SPELLED_KEY[3:]):
-        assert secret not in sent, secret
-        assert secret not in summary.message.content, secret
 
 
 URL_PASSWORD = "s3cret-" + "pw-42"
