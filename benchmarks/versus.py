@@ -173,9 +173,14 @@ def verdict(rows: Sequence[Row]) -> str:
         for r in both
         if r.hermes_s < r.ours_s
     ]
+    return judged(GOAL, overall, slower)
+
+
+def judged(label: str, overall: float, slower: Sequence[str]) -> str:
+    """The goal's line: met when ``overall`` is at least 3x and no transcript is ``slower``."""
     met = overall >= 3 and not slower
     where = f"; slower than Hermes on: {', '.join(slower)}" if slower else ""
-    return f"{GOAL}: {'met' if met else 'NOT met'} (overall {overall:.2f}x{where})"
+    return f"{label}: {'met' if met else 'NOT met'} (overall {overall:.2f}x{where})"
 
 
 def freed_verdict(rows: Sequence[Row]) -> str:
@@ -183,11 +188,8 @@ def freed_verdict(rows: Sequence[Row]) -> str:
     freeing = [r for r in rows if r.freed_compared]
     if not freeing:
         return "per token freed: no transcript where both sides freed tokens"
-    overall = freed_ratio(freeing)
     slower = [r.name for r in freeing if freed_ratio([r]) < 1]
-    met = overall >= 3 and not slower
-    where = f"; slower than Hermes on: {', '.join(slower)}" if slower else ""
-    return f"per token freed: {'met' if met else 'NOT met'} (overall {overall:.2f}x{where})"
+    return judged("per token freed", freed_ratio(freeing), slower)
 
 
 #: A side's run: it compacts, and returns how to describe what it did, which the timing leaves

@@ -109,10 +109,9 @@ def extract(
             clipped[kind] = [item for item in dict.fromkeys(map(_clip, bucket)) if item]
         else:  # parts of single words: nothing to strip
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
-    # The redaction rules chosen once, on every item of every kind; with none to run, the
-    # items stay as they are (already distinct).
-    # The words hold every item (a command's words too: arguments with an escape are read
-    # decoded, ``compaction/turns.py``), so rules chosen on them serve the items.
+    # The redaction rules chosen once, on every item of every kind (given: chosen on the words,
+    # which hold every item, a command's words too: escaped arguments are read decoded,
+    # ``compaction/arguments.py``); with none to run, the items stay as they are (distinct).
     if rules is None:
         rules = rules_for("\n".join(item for items in clipped.values() for item in items))
     if rules:
