@@ -22,11 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from compaction import CompactionConfig, Message, ToolCall, estimate_messages_tokens
-from compaction.engine import CompactionResult, SummaryRequest
-from compaction.loop import LoopResult
-from compaction.messages import messages_from_dicts
-from compaction.serialize import serialize
-from compaction.staged import Staged, compact_staged
+from compaction.core.engine import CompactionResult, SummaryRequest
+from compaction.core.loop import LoopResult
+from compaction.core.messages import messages_from_dicts
+from compaction.core.serialize import serialize
+from compaction.core.staged import Staged, compact_staged
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts"
 PHASES = ("estimate", "prune", "boundaries", "serialize", "ledger", "summarize", "assemble")

@@ -25,14 +25,14 @@ from pathlib import Path
 
 from benchmarks.engine import TRANSCRIPTS, window_for
 from benchmarks.probes import KINDS, Probe, generate
-from cli.sessions import read_transcript
 from compaction import CompactionConfig, Message, Summarizer, compact_staged
-from compaction.errors import CompactionError, NoChatModel
-from compaction.offline import OfflineSummarizer
-from service.settings import Settings
-from store import Store, make_sessionmaker
-from store.channels import with_key
-from worker.llm import LlmSummarizer, SdkClient, build_client
+from compaction.cli.sessions import read_transcript
+from compaction.core.errors import CompactionError, NoChatModel
+from compaction.core.offline import OfflineSummarizer
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
+from compaction.store.channels import with_key
+from compaction.worker.llm import LlmSummarizer, SdkClient, build_client
 
 DEFAULT_TRANSCRIPT = "openhands_ponyc-4588"
 DEFAULT_PROBES = 12

@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Json
 
-from store import CompactionWrite
-from store.records import EVENT_TYPE
+from compaction.store import CompactionWrite
+from compaction.store.records import EVENT_TYPE
 
 NOT_EVENT = (
     "(metadata IS NULL OR metadata->>'systemType' IS NULL "

@@ -36,9 +36,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from benchmarks.namespace import RedisNamespace, scoped
 from benchmarks.processes import COMPACTION, REDIS_URL, start, stop, worker_env
 from benchmarks.store import migrated_store
-from compaction.contract import ContextUsage, TokenUpdate
-from service.events import EventPublisher
-from store import Store
+from compaction.core.contract import ContextUsage, TokenUpdate
+from compaction.service.events import EventPublisher
+from compaction.store import Store
 from tests.llm_server import FakeLLM, Reply, serve
 
 TOKEN = "bench-gateway-token"

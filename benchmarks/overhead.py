@@ -33,10 +33,10 @@ from benchmarks.processes import REDIS_URL, start, stop, wait_for_workers, worke
 from benchmarks.store import libpq_url, sessions
 from benchmarks.timed_worker import timings_key
 from compaction import CompactionConfig, compact, compact_staged
-from compaction.contract import CompactionDone, CompactionRequested, is_final, parse_event
-from service.keys import events_channel
-from service.queue import compaction_queue, enqueue
-from store import Store
+from compaction.core.contract import CompactionDone, CompactionRequested, is_final, parse_event
+from compaction.service.keys import events_channel
+from compaction.service.queue import compaction_queue, enqueue
+from compaction.store import Store
 
 LARGEST = "cc_spotter_ae4a77f8"
 WARM_UP = 3  # jobs run first and left out of the figures

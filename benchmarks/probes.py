@@ -16,8 +16,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from compaction.identifiers import commands, error_lines, scan
-from compaction.messages import Message, ToolCall
+from compaction.core.identifiers import commands, error_lines, scan
+from compaction.core.messages import Message, ToolCall
 
 KINDS = ("path", "command", "error", "value")
 #: the instruction after every question: the fact is looked for in the answer

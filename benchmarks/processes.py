@@ -20,8 +20,8 @@ import redis
 from rq import Queue, Worker
 
 from benchmarks.namespace import RedisNamespace
-from compaction.contract import is_final, parse_event
-from service.keys import events_stream
+from compaction.core.contract import is_final, parse_event
+from compaction.service.keys import events_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the shared Redis: each benchmark works in a namespace of its own on it (``namespace.py``)

@@ -25,13 +25,13 @@ from benchmarks.namespace import RedisNamespace, scoped
 from benchmarks.processes import REDIS_URL
 from benchmarks.store import database
 from compaction import estimate_messages_tokens
-from compaction.messages import Message, messages_from_dicts
-from producers import trigger
-from producers.context import Producers
-from producers.trigger import TriggerResult
-from service.settings import Settings
-from store import Store, make_sessionmaker
-from store.migrate import upgrade
+from compaction.core.messages import Message, messages_from_dicts
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.trigger import TriggerResult
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
+from compaction.store.migrate import upgrade
 
 TRANSCRIPT = (
     Path(__file__).resolve().parent.parent

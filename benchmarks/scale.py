@@ -33,9 +33,9 @@ from benchmarks.processes import (
 )
 from benchmarks.store import sessions
 from compaction import estimate_messages_tokens
-from compaction.contract import CompactionRequested
-from service.queue import compaction_queue, enqueue
-from store import Store
+from compaction.core.contract import CompactionRequested
+from compaction.service.queue import compaction_queue, enqueue
+from compaction.store import Store
 
 MID_SIZE = "msa_deepseek-chat_pydicom-1139"
 

@@ -43,8 +43,8 @@ from sqlalchemy.engine import make_url
 from benchmarks.engine import InstantSummarizer, synthetic
 from benchmarks.floor import floor_apply, floor_load, one
 from compaction import CompactionConfig, compact
-from compaction.messages import Message
-from store import (
+from compaction.core.messages import Message
+from compaction.store import (
     CompactionWrite,
     RunOrigin,
     Store,
@@ -52,7 +52,7 @@ from store import (
     make_engine,
     make_sessionmaker,
 )
-from store.migrate import upgrade
+from compaction.store.migrate import upgrade
 
 ADMIN_URL = os.environ.get("COMPACTION_TEST_POSTGRES_URL", "postgresql://127.0.0.1:5432/test")
 T = TypeVar("T")

@@ -6,7 +6,7 @@ Per shared transcript and per kind (paths, commands, errors, URLs, ids): the ide
 compacted span, found by the reference extractor below, and the share of them that appears
 verbatim in the compacted output (the summary message with its ledger, and the kept messages).
 The summarizer writes nothing useful, so only the ledger keeps them. The reference is defined
-here, independently of ``compaction.identifiers``, so the figure is not circular.
+here, independently of ``compaction.core.identifiers``, so the figure is not circular.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from compaction import (
     compact_staged,
     first_stage,
 )
-from compaction.engine import CompactionResult
-from compaction.messages import Message
+from compaction.core.engine import CompactionResult
+from compaction.core.messages import Message
 
 KINDS = ("paths", "commands", "errors", "urls", "ids")
 GOAL = 0.95

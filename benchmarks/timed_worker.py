@@ -18,16 +18,16 @@ from typing import Any, TypeVar
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
-import worker.jobs as jobs
-import worker.pipeline as pipeline
+import compaction.worker.jobs as jobs
+import compaction.worker.pipeline as pipeline
 from benchmarks.engine import SUMMARY
 from compaction import CompactionResult
-from compaction.contract import is_final
-from service.redis import redis_client
-from service.settings import Settings
-from store import Store
-from worker.llm import Completion
-from worker.runtime import Runtime, install
+from compaction.core.contract import is_final
+from compaction.service.redis import redis_client
+from compaction.service.settings import Settings
+from compaction.store import Store
+from compaction.worker.llm import Completion
+from compaction.worker.runtime import Runtime, install
 
 T = TypeVar("T")
 R = TypeVar("R", bound=CompactionResult)

@@ -6,7 +6,7 @@
 Hermes is installed on first run into a throwaway virtualenv (``benchmarks/hermes.py``), never
 into the project. Both sides get the same conversations (every shared transcript, then the
 synthetic 1,000 and 10,000-message ones of ``benchmarks.engine``), the same messages (Hermes's
-as OpenAI chat dicts from ``compaction.formats.to_openai``, converted outside the timing) and
+as OpenAI chat dicts from ``compaction.core.formats.to_openai``, converted outside the timing) and
 the same summary text (``benchmarks.engine.SUMMARY``), returned at once: ours through
 ``benchmarks.engine.InstantSummarizer``, Hermes's by replacing the ``call_llm`` its compressor
 imported (``agent.context_compressor.call_llm``), so neither side touches the network.
@@ -60,8 +60,8 @@ from typing import Any
 from benchmarks import hermes
 from benchmarks.engine import TRANSCRIPTS, InstantSummarizer, load_transcript, synthetic
 from compaction import CompactionConfig, Message, NothingToCompact, Staged, compact_staged
-from compaction.formats import from_openai, to_openai
-from compaction.tokens import estimate_messages_tokens
+from compaction.core.formats import from_openai, to_openai
+from compaction.core.tokens import estimate_messages_tokens
 
 CONTEXT_WINDOW, THRESHOLD_PERCENT = 128_000, 50
 SIZES = (1_000, 10_000)

@@ -59,7 +59,7 @@ from benchmarks.overhead import overhead
 from benchmarks.processes import REDIS_URL, ROOT, worker_env
 from benchmarks.scale import scale_out
 from benchmarks.store import libpq_url, migrated_store
-from store import Store
+from compaction.store import Store
 
 NOOP = "benchmarks.worker.noop"
 
@@ -73,10 +73,10 @@ def rq_noop_overhead(count: int) -> None:
     worker class, as JSON."""
     # What a ``compaction worker`` process holds once it has run a job: the command, and the
     # LLM SDKs (imported on the first job since they load lazily); the fork copies all of it.
-    from cli import worker as _cli  # noqa: F401
-    from service.settings import Settings
-    from worker.llm import anthropic_client, openai_client  # noqa: F401
-    from worker.runtime import Runtime, install
+    from compaction.cli import worker as _cli  # noqa: F401
+    from compaction.service.settings import Settings
+    from compaction.worker.llm import anthropic_client, openai_client  # noqa: F401
+    from compaction.worker.runtime import Runtime, install
 
     settings = Settings()
     install(Runtime.from_settings(settings))

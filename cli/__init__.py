@@ -14,7 +14,7 @@ import redis
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
-from cli import (
+from compaction.cli import (
     agents,
     channels,
     compact,
@@ -26,9 +26,9 @@ from cli import (
     sessions,
     worker,
 )
-from compaction.errors import CompactionError, ErrorCode, one_line
-from service import logs
-from store.db import database_error
+from compaction.core.errors import CompactionError, ErrorCode, one_line
+from compaction.service import logs
+from compaction.store.db import database_error
 
 
 def build_parser() -> argparse.ArgumentParser:

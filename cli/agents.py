@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from cli.common import open_store, print_json
-from compaction.config import (
+from compaction.cli.common import open_store, print_json
+from compaction.core.config import (
     PROTECT_FIRST_N_MAX,
     PROTECT_FIRST_N_MIN,
     STRATEGIES,
@@ -16,9 +16,9 @@ from compaction.config import (
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
 )
-from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
-from producers.views import agent_view, show_agent
-from service.settings import Settings
+from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
+from compaction.producers.views import agent_view, show_agent
+from compaction.service.settings import Settings
 
 
 def register(commands: Any) -> None:

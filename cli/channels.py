@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from cli.common import open_store, print_json
-from producers.views import channel_row
-from store.channels import ChannelChange
-from store.models import PROVIDERS
+from compaction.cli.common import open_store, print_json
+from compaction.producers.views import channel_row
+from compaction.store.channels import ChannelChange
+from compaction.store.models import PROVIDERS
 
 
 def register(commands: Any) -> None:

@@ -8,10 +8,10 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import make_url
 
-from producers.context import Producers
-from service.settings import Settings
-from store import Store, make_sessionmaker
-from store.migrate import upgrade
+from compaction.producers.context import Producers
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
+from compaction.store.migrate import upgrade
 
 
 def prepare_database(url: str) -> None:

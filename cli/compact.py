@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from cli.common import open_producers, open_store, print_json
-from producers import trigger
-from producers.wait import wait_for_request
+from compaction.cli.common import open_producers, open_store, print_json
+from compaction.producers import trigger
+from compaction.producers.wait import wait_for_request
 
 
 def register(commands: Any) -> None:

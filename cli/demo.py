@@ -22,20 +22,20 @@ import redis
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
-from cli.common import prepare_database
-from cli.sessions import read_transcript
-from compaction import estimate_messages_tokens
-from compaction.contract import AnyEvent, CompactionDone, CompactionStart
-from compaction.errors import NoAuxiliaryModel
-from producers import trigger
-from producers.context import Producers
-from service.events import EventPublisher, newest_id, read_batch
-from service.keys import events_stream
-from service.queue import compaction_queue
-from service.redis import redis_client
-from service.settings import Settings
-from store import Store, make_sessionmaker
-from worker.runtime import Runtime, install
+from compaction.cli.common import prepare_database
+from compaction.cli.sessions import read_transcript
+from compaction.core import estimate_messages_tokens
+from compaction.core.contract import AnyEvent, CompactionDone, CompactionStart
+from compaction.core.errors import NoAuxiliaryModel
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.service.events import EventPublisher, newest_id, read_batch
+from compaction.service.keys import events_stream
+from compaction.service.queue import compaction_queue
+from compaction.service.redis import redis_client
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
+from compaction.worker.runtime import Runtime, install
 
 BUNDLED = {"en": "msa_deepseek-chat_pydicom-1139.json", "zh": "deerflow_5aa47db1_zh.json"}
 
@@ -110,7 +110,7 @@ def _import(args: argparse.Namespace, store: Store, out: TextIO | None) -> tuple
         name, messages = args.transcript.name, read_transcript(args.transcript)
     else:
         name = BUNDLED[args.language or "en"]
-        source = resources.files("cli.demo_data").joinpath(name)
+        source = resources.files("compaction.cli.demo_data").joinpath(name)
         with resources.as_file(source) as path:
             messages = read_transcript(path)
     session_id = store.create_session()

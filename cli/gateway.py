@@ -16,8 +16,8 @@ import ipaddress
 import sys
 from typing import Any, TextIO
 
-from compaction.errors import InvalidConfig
-from service.settings import Settings
+from compaction.core.errors import InvalidConfig
+from compaction.service.settings import Settings
 
 
 def register(commands: Any) -> None:
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
     # FastAPI, uvicorn and the chat SDKs take most of a second to import: only this command
     # pays for them, not every other one.
-    serving = importlib.import_module("cli.gateway_serve")
+    serving = importlib.import_module("compaction.cli.gateway_serve")
     code: int = serving.serve_gateway(settings, args, out)
     return code
 

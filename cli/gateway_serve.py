@@ -15,22 +15,22 @@ from typing import Any, TextIO
 import uvicorn
 from sqlalchemy.engine import make_url
 
-from cli.common import prepare_database
-from cli.demo import BUNDLED
-from cli.sessions import read_transcript
-from gateway import Resources, create_app
-from gateway.embedded import Bundled, Embedded, embedded, is_embedded
-from gateway.resources import GatewayOptions
-from producers.context import Producers
-from service.settings import Settings
-from store.records import mask_url
+from compaction.cli.common import prepare_database
+from compaction.cli.demo import BUNDLED
+from compaction.cli.sessions import read_transcript
+from compaction.gateway import Resources, create_app
+from compaction.gateway.embedded import Bundled, Embedded, embedded, is_embedded
+from compaction.gateway.resources import GatewayOptions
+from compaction.producers.context import Producers
+from compaction.service.settings import Settings
+from compaction.store.records import mask_url
 
 
 def serve_gateway(settings: Settings, args: argparse.Namespace, out: TextIO | None) -> int:
     # The provider SDKs take seconds to import: once here, not in the first turn that needs a
     # channel's model (as ``compaction worker`` does before its first job).
-    importlib.import_module("worker.llm.anthropic_client")
-    importlib.import_module("worker.llm.openai_client")
+    importlib.import_module("compaction.worker.llm.anthropic_client")
+    importlib.import_module("compaction.worker.llm.openai_client")
     options = GatewayOptions(
         token=settings.gateway_token, cors_origins=tuple(settings.gateway_cors_origins)
     )
@@ -51,7 +51,7 @@ def bundled() -> list[Bundled]:
     """The demo's transcripts, one session each (the English one last: newest, listed first)."""
     found = []
     for language in ("zh", "en"):
-        source = package_files.files("cli.demo_data").joinpath(BUNDLED[language])
+        source = package_files.files("compaction.cli.demo_data").joinpath(BUNDLED[language])
         with package_files.as_file(source) as path:
             found.append(Bundled(f"demo-{language}", read_transcript(path)))
     return found

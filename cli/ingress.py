@@ -7,9 +7,9 @@ import argparse
 import signal
 from typing import Any
 
-from service.redis import redis_client
-from service.settings import Settings
-from worker.ingress import Ingress
+from compaction.service.redis import redis_client
+from compaction.service.settings import Settings
+from compaction.worker.ingress import Ingress
 
 
 def register(commands: Any) -> None:

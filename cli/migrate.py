@@ -8,8 +8,8 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import make_url
 
-from service.settings import Settings
-from store.migrate import upgrade
+from compaction.service.settings import Settings
+from compaction.store.migrate import upgrade
 
 
 def register(commands: Any) -> None:

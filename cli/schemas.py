@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from compaction.contract import json_schemas
+from compaction.core.contract import json_schemas
 
 
 def register(commands: Any) -> None:

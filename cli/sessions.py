@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from cli.common import open_producers, open_store, print_json
-from compaction.errors import InvalidRequest
-from compaction.formats import to_openai
-from compaction.messages import Message
-from producers.stats import session_stats
-from producers.transcripts import parse_transcript, store_transcript
-from producers.views import history_rows
+from compaction.cli.common import open_producers, open_store, print_json
+from compaction.core.errors import InvalidRequest
+from compaction.core.formats import to_openai
+from compaction.core.messages import Message
+from compaction.producers.stats import session_stats
+from compaction.producers.transcripts import parse_transcript, store_transcript
+from compaction.producers.views import history_rows
 
 
 def register(commands: Any) -> None:

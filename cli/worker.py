@@ -19,12 +19,12 @@ import redis
 from rq import SimpleWorker
 from rq.worker_pool import WorkerPool
 
-from service import logs
-from service.redis import redis_client
-from service.settings import Settings
-from worker import metrics
-from worker.rq_guard import WORKER_OPTIONS, ForkingWorker
-from worker.runtime import Runtime, install
+from compaction.service import logs
+from compaction.service.redis import redis_client
+from compaction.service.settings import Settings
+from compaction.worker import metrics
+from compaction.worker.rq_guard import WORKER_OPTIONS, ForkingWorker
+from compaction.worker.runtime import Runtime, install
 
 log = logs.get_logger("compaction.worker")
 MAX_BACKOFF_S = 10.0
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings()
     # The provider SDKs take seconds to import: do it once here, before any job holds a lock
     # (and before a pool forks, so its children share them).
-    importlib.import_module("worker.llm.anthropic_client")
-    importlib.import_module("worker.llm.openai_client")
+    importlib.import_module("compaction.worker.llm.anthropic_client")
+    importlib.import_module("compaction.worker.llm.openai_client")
     # What start-up built lives as long as the process: move it out of the collector's way, so
     # the full collections a 10,000-row history load triggers stop walking it (about half that
     # load's CPU; the store no longer pauses the collector, docs/architecture.md "Tables").

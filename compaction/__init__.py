@@ -1,23 +1,48 @@
-"""The pure compaction core: no Redis, no SQL, no network (docs/architecture.md, "Layers", "The
-algorithm")."""
+"""Context compaction for LLM agents: one installed name (docs/architecture.md, "Layers").
 
-from compaction.config import CompactionConfig
-from compaction.engine import CompactionResult, Summarizer, SummaryRequest, compact, compactable
-from compaction.errors import (
+The pure core lives in ``compaction.core``; its public names are re-exported here, where users
+import them (``from compaction import Message, compact``). The layers above it install as
+``compaction.store``, ``.service``, ``.worker``, ``.producers``, ``.gateway``, ``.cli``,
+``.migrations`` and ``.testing``.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from compaction.core import (
+    LOOP_MARKER,
+    SUMMARY_MARKER,
+    CompactionConfig,
     CompactionError,
+    CompactionResult,
     InvalidConfig,
     InvalidRequest,
+    LoopResult,
+    Message,
     MessageTooLarge,
     NothingToCompact,
+    Staged,
+    Summarizer,
+    SummaryRequest,
     SummaryTooLong,
     SummaryTooShort,
     SystemPromptTooLarge,
+    ToolCall,
+    compact,
+    compact_loop,
+    compact_staged,
+    compactable,
+    estimate_messages_tokens,
+    estimate_tokens,
+    first_stage,
+    is_loop_summary,
+    loop_follows,
+    messages_from_dicts,
 )
-from compaction.loop import LoopResult, compact_loop, is_loop_summary
-from compaction.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
-from compaction.prompts_loop import LOOP_MARKER
-from compaction.staged import Staged, compact_staged, first_stage, loop_follows
-from compaction.tokens import estimate_messages_tokens, estimate_tokens
+
+try:
+    __version__ = version("compaction")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "LOOP_MARKER",
@@ -38,6 +63,7 @@ __all__ = [
     "SummaryTooShort",
     "SystemPromptTooLarge",
     "ToolCall",
+    "__version__",
     "compact",
     "compact_loop",
     "compact_staged",

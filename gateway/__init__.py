@@ -4,7 +4,7 @@ console. It sits above the producers (and, embedded, an in-process worker): one 
 stateless gateway processes in front of real workers, or the whole product in one process.
 """
 
-from gateway.app import create_app
-from gateway.resources import Resources
+from compaction.gateway.app import create_app
+from compaction.gateway.resources import Resources
 
 __all__ = ["Resources", "create_app"]

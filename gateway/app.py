@@ -11,10 +11,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
-from gateway import errors
-from gateway.auth import BodyLimit, Guard, documented
-from gateway.resources import Resources
-from gateway.routes import ROUTERS
+from compaction.gateway import errors
+from compaction.gateway.auth import BodyLimit, Guard, documented
+from compaction.gateway.resources import Resources
+from compaction.gateway.routes import ROUTERS
 
 API_VERSION = "1"
 

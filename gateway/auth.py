@@ -16,7 +16,7 @@ from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException
 
-from gateway.resources import GatewayOptions
+from compaction.gateway.resources import GatewayOptions
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -19,15 +19,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction.contract import TokenUsage
-from compaction.messages import Message
-from gateway.chat_model import ChatModel, ChatModels
-from gateway.hub import Hub
-from producers import aio
-from producers.context import Producers
-from producers.ensure import Ensured
-from producers.stats import record_turn
-from producers.views import history_rows
+from compaction.core.contract import TokenUsage
+from compaction.core.messages import Message
+from compaction.gateway.chat_model import ChatModel, ChatModels
+from compaction.gateway.hub import Hub
+from compaction.producers import aio
+from compaction.producers.context import Producers
+from compaction.producers.ensure import Ensured
+from compaction.producers.stats import record_turn
+from compaction.producers.views import history_rows
 
 
 @dataclass(frozen=True, slots=True)

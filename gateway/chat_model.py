@@ -14,18 +14,18 @@ from typing import Protocol
 
 from cachetools import LRUCache
 
-from compaction.errors import LlmTimeout, NoChatModel
-from compaction.messages import Message
-from compaction.tokens import (
+from compaction.core.errors import LlmTimeout, NoChatModel
+from compaction.core.messages import Message
+from compaction.core.tokens import (
     TextEstimator,
     estimate_messages_tokens,
     estimate_tokens,
     text_estimator,
 )
-from service.settings import Settings
-from store import ChannelConfig, Store
-from store.channels import with_key
-from worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
+from compaction.service.settings import Settings
+from compaction.store import ChannelConfig, Store
+from compaction.store.channels import with_key
+from compaction.worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
 
 #: the longest reply a turn asks for
 MAX_REPLY_TOKENS = 4_096

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from gateway.resources import Resources
-from producers.context import Producers
-from store import Store
+from compaction.gateway.resources import Resources
+from compaction.producers.context import Producers
+from compaction.store import Store
 
 
 def resources(request: Request) -> Resources:

@@ -23,16 +23,16 @@ import redis
 from rq import SimpleWorker
 from rq.timeouts import TimerDeathPenalty
 
-from compaction.messages import Message
-from gateway.chat_model import OfflineChatModel
-from gateway.resources import GatewayOptions, Resources
-from producers.context import Producers
-from service.events import EventPublisher
-from service.settings import Settings
-from store import Store, make_sessionmaker
-from store.migrate import upgrade
-from worker import runtime
-from worker.rq_guard import WORKER_OPTIONS
+from compaction.core.messages import Message
+from compaction.gateway.chat_model import OfflineChatModel
+from compaction.gateway.resources import GatewayOptions, Resources
+from compaction.producers.context import Producers
+from compaction.service.events import EventPublisher
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
+from compaction.store.migrate import upgrade
+from compaction.worker import runtime
+from compaction.worker.rq_guard import WORKER_OPTIONS
 
 #: the bundled sessions' agent: a window small enough that a bundled transcript (about 28,000
 #: tokens) is past the threshold, so the first message compacts it (and /compact has work)

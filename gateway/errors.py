@@ -1,5 +1,5 @@
 """Errors as JSON, ``{"error": {"code": ..., "message": ...}}``, with the codes of
-``compaction.errors`` and an HTTP status each (docs/architecture.md, "The gateway").
+``compaction.core.errors`` and an HTTP status each (docs/architecture.md, "The gateway").
 
 Two refusals keep the command line's ``invalid_request`` there but are answered by what they
 mean over HTTP: ``NotFound`` (404 ``not_found``) and ``Conflict`` (409 ``conflict``). A database
@@ -17,8 +17,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from compaction.errors import CompactionError, Conflict, NotFound, one_line
-from store.db import database_error
+from compaction.core.errors import CompactionError, Conflict, NotFound, one_line
+from compaction.store.db import database_error
 
 log = structlog.get_logger("gateway")
 

@@ -24,14 +24,14 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from compaction.contract import AnyEvent
-from producers.context import Producers
-from producers.wait import RECENT, no_final_event
-from service import logs
-from service.events import StreamCursor, final_among, is_final_for, newest_id
-from service.keys import events_stream
-from service.redis import async_stream_client
-from service.settings import Settings
+from compaction.core.contract import AnyEvent
+from compaction.producers.context import Producers
+from compaction.producers.wait import RECENT, no_final_event
+from compaction.service import logs
+from compaction.service.events import StreamCursor, final_among, is_final_for, newest_id
+from compaction.service.keys import events_stream
+from compaction.service.redis import async_stream_client
+from compaction.service.settings import Settings
 
 log = logs.get_logger(__name__)
 

@@ -12,10 +12,10 @@ import json
 import sys
 from typing import Any
 
-from gateway.app import create_app
-from gateway.resources import Resources
-from producers.context import Producers
-from service.settings import Settings
+from compaction.gateway.app import create_app
+from compaction.gateway.resources import Resources
+from compaction.producers.context import Producers
+from compaction.service.settings import Settings
 
 #: the committed document, relative to the repository's root
 COMMITTED = "docs/openapi.json"

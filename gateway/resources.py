@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 import redis.asyncio as aioredis
 from pydantic import SecretStr
 
-from gateway.chat import Turns
-from gateway.chat_model import ChatModel, ChatModels
-from gateway.hub import Hub
-from producers.context import Producers
-from service.settings import Settings
+from compaction.gateway.chat import Turns
+from compaction.gateway.chat_model import ChatModel, ChatModels
+from compaction.gateway.hub import Hub
+from compaction.producers.context import Producers
+from compaction.service.settings import Settings
 
 #: request bodies past this are refused with 413 (an imported transcript is the largest)
 MAX_BODY_BYTES = 16 * 1024 * 1024

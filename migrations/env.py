@@ -1,21 +1,19 @@
 """Alembic environment: the URL is the configured one (``sqlalchemy.url`` set by
-``store.migrate``) or ``COMPACTION_DATABASE_URL``; SQLite gets batch mode for ALTERs."""
+``compaction.store.migrate``) or the service's setting (``COMPACTION_DATABASE_URL``, else its
+default: one home for the default, ``compaction.service.settings``); SQLite gets batch mode for
+ALTERs."""
 
 from __future__ import annotations
 
-import os
-
 from alembic import context
+from sqlalchemy.engine import Connection
 
-from store.db import make_engine, normalize_url
-from store.models import Base
-
-DEFAULT_URL = "sqlite:///compaction.db"
+from compaction.service.settings import Settings
+from compaction.store.db import make_engine, normalize_url
+from compaction.store.models import Base
 
 config = context.config
-url = config.get_main_option("sqlalchemy.url") or os.environ.get(
-    "COMPACTION_DATABASE_URL", DEFAULT_URL
-)
+url = config.get_main_option("sqlalchemy.url") or Settings().database_url
 
 
 def run_migrations_offline() -> None:
@@ -44,10 +42,10 @@ def run_migrations_online() -> None:
         engine.dispose()
 
 
-def _run(connection: object) -> None:
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
-        target_metadata=Base.metadata,  # type: ignore[arg-type]
+        target_metadata=Base.metadata,
         render_as_batch=True,
         compare_type=True,
     )

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from compaction.contract import AnyEvent, TokenUpdate, TokenUsage
-from compaction.messages import Message
-from producers import ensure, tokens, trigger, wait
-from producers.commands import SlashCommand, parse_slash_command
-from producers.context import Producers, configure, default
-from producers.ensure import Ensured
-from producers.relay import EventRelay
-from producers.trigger import TriggerResult
-from service.queue import EnqueueResult
+from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
+from compaction.core.messages import Message
+from compaction.producers import ensure, tokens, trigger, wait
+from compaction.producers.commands import SlashCommand, parse_slash_command
+from compaction.producers.context import Producers, configure, default
+from compaction.producers.ensure import Ensured
+from compaction.producers.relay import EventRelay
+from compaction.producers.trigger import TriggerResult
+from compaction.service.queue import EnqueueResult
 
 
 def ensure_compacted(

@@ -15,17 +15,17 @@ from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from compaction.contract import AnyEvent, TokenUpdate, TokenUsage
-from compaction.messages import Message
-from producers import ensure, tokens, trigger
-from producers.context import Producers, default
-from producers.ensure import Ensured
-from producers.trigger import TriggerResult
-from producers.wait import RECENT, no_final_event
-from service.events import StreamCursor, final_among, is_final_for, newest_id
-from service.keys import events_stream
-from service.queue import EnqueueResult, queued_or_running
-from service.redis import async_stream_client
+from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
+from compaction.core.messages import Message
+from compaction.producers import ensure, tokens, trigger
+from compaction.producers.context import Producers, default
+from compaction.producers.ensure import Ensured
+from compaction.producers.trigger import TriggerResult
+from compaction.producers.wait import RECENT, no_final_event
+from compaction.service.events import StreamCursor, final_among, is_final_for, newest_id
+from compaction.service.keys import events_stream
+from compaction.service.queue import EnqueueResult, queued_or_running
+from compaction.service.redis import async_stream_client
 
 #: ``(ctx, session_id, request_id, timeout)`` → the request's final event; ``TimeoutError``
 Waiter = Callable[[Producers, str, str, float], Awaitable[AnyEvent]]

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import redis
 
-from compaction.tokens import TextEstimator
-from producers.estimate import SessionEstimates
-from service.context import SessionContexts
-from service.defaults import Default
-from service.redis import redis_client
-from service.settings import Settings
-from store import Store, make_sessionmaker
+from compaction.core.tokens import TextEstimator
+from compaction.producers.estimate import SessionEstimates
+from compaction.service.context import SessionContexts
+from compaction.service.defaults import Default
+from compaction.service.redis import redis_client
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
 
 
 @dataclass

@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compaction.contract import AnyEvent
-from compaction.messages import Message
-from compaction.tokens import estimate_messages_tokens
-from producers import trigger
-from producers.context import Producers
-from producers.trigger import TriggerResult, TriggerStatus
-from producers.wait import wait_for_request
-from service.queue import queued_or_running
+from compaction.core.contract import AnyEvent
+from compaction.core.messages import Message
+from compaction.core.tokens import estimate_messages_tokens
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.trigger import TriggerResult, TriggerStatus
+from compaction.producers.wait import wait_for_request
+from compaction.service.queue import queued_or_running
 
 #: ``compacted``: it waited and the compaction was done; ``waited``: it waited and the request
 #: ended without changing the history (failed or skipped: ``event`` says why); ``timed_out``:

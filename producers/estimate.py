@@ -16,9 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from compaction.messages import Message
-from compaction.tokens import TextEstimator, estimate_tokens
-from store.records import StoredMessage
+from compaction.core.messages import Message
+from compaction.core.tokens import TextEstimator, estimate_tokens
+from compaction.store.records import StoredMessage
 
 MAX_SESSIONS = 10_000
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import redis
 
-from compaction.contract import AnyEvent
-from producers.context import Producers, default
-from service.events import StreamCursor, newest_id
-from service.keys import events_stream
-from service.redis import stream_client
+from compaction.core.contract import AnyEvent
+from compaction.producers.context import Producers, default
+from compaction.service.events import StreamCursor, newest_id
+from compaction.service.keys import events_stream
+from compaction.service.redis import stream_client
 
 
 class EventRelay:

@@ -1,7 +1,7 @@
 """A session's context figures, one home for ``compaction stats --json``, the gateway's
 ``context-stats`` and its session list (docs/architecture.md, "The gateway"): tokens of the
 compacted view against the window and the threshold, per role and per segment
-(``compaction.segments``), the standing compactions, and the per-turn rows the gateway records
+(``compaction.core.segments``), the standing compactions, and the per-turn rows the gateway records
 after each model call (``record_turn``)."""
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compaction.contract import TokenUsage
-from compaction.messages import Message
-from compaction.segments import tag_of, tokens_by_segment
-from compaction.tokens import estimate_tokens
-from producers.context import Producers
-from producers.ensure import Ensured
-from producers.trigger import used_tokens
-from service import logs
-from store import SessionListing
-from store.token_stats import TokenStat
+from compaction.core.contract import TokenUsage
+from compaction.core.messages import Message
+from compaction.core.segments import tag_of, tokens_by_segment
+from compaction.core.tokens import estimate_tokens
+from compaction.producers.context import Producers
+from compaction.producers.ensure import Ensured
+from compaction.producers.trigger import used_tokens
+from compaction.service import logs
+from compaction.store import SessionListing
+from compaction.store.token_stats import TokenStat
 
 log = logs.get_logger(__name__)
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compaction.contract import ContextUsage, TokenUpdate, TokenUsage
-from compaction.errors import as_invalid_request
-from producers.context import Producers
-from producers.trigger import used_tokens
-from service.events import EventPublisher
-from service.usage import last_usage, remember_usage
+from compaction.core.contract import ContextUsage, TokenUpdate, TokenUsage
+from compaction.core.errors import as_invalid_request
+from compaction.producers.context import Producers
+from compaction.producers.trigger import used_tokens
+from compaction.service.events import EventPublisher
+from compaction.service.usage import last_usage, remember_usage
 
 
 def token_update(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compaction.errors import InvalidRequest
-from compaction.formats import from_openai
-from compaction.messages import Message
-from compaction.validate import problems
-from store import Store, StoredMessage
+from compaction.core.errors import InvalidRequest
+from compaction.core.formats import from_openai
+from compaction.core.messages import Message
+from compaction.core.validate import problems
+from compaction.store import Store, StoredMessage
 
 
 def parse_transcript(raw: object, source: str) -> list[Message]:

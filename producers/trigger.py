@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compaction.boundaries import compactable
-from compaction.contract import CompactionRequested
-from compaction.errors import CompactionDisabled, SystemPromptTooLarge, as_invalid_request
-from compaction.messages import Message
-from compaction.tokens import estimate_tokens
-from producers.context import Producers
-from service.context import SessionContext
-from service.queue import EnqueueResult, pending_and_running, submit
+from compaction.core.boundaries import compactable
+from compaction.core.contract import CompactionRequested
+from compaction.core.errors import CompactionDisabled, SystemPromptTooLarge, as_invalid_request
+from compaction.core.messages import Message
+from compaction.core.tokens import estimate_tokens
+from compaction.producers.context import Producers
+from compaction.service.context import SessionContext
+from compaction.service.queue import EnqueueResult, pending_and_running, submit
 
 TriggerStatus = Literal[
     "enqueued",

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compaction.errors import NotFound
-from service.context import Inherited, protect_first_n, threshold_percent, token_budget
-from service.settings import Settings
-from store import AgentSettings, ChannelConfig, RunRecord, Store, StoredMessage
-from store.records import mask, mask_url
+from compaction.core.errors import NotFound
+from compaction.service.context import Inherited, protect_first_n, threshold_percent, token_budget
+from compaction.service.settings import Settings
+from compaction.store import AgentSettings, ChannelConfig, RunRecord, Store, StoredMessage
+from compaction.store.records import mask, mask_url
 
 
 def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:

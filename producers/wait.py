@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction.contract import AnyEvent
-from producers.context import Producers
-from producers.relay import EventRelay
-from service.events import final_among, is_final_for
-from service.queue import queued_or_running
+from compaction.core.contract import AnyEvent
+from compaction.producers.context import Producers
+from compaction.producers.relay import EventRelay
+from compaction.service.events import final_among, is_final_for
+from compaction.service.queue import queued_or_running
 
 #: stream entries searched for a final event published before the wait started
 RECENT = 500

@@ -17,12 +17,12 @@ from typing import Any, Generic, Literal, TypeVar
 
 from cachetools import TTLCache
 
-from compaction import antiloop
-from compaction.config import CompactionConfig, threshold_tokens
-from compaction.windows import context_window
-from service.settings import Settings
-from store import Store
-from store.records import AgentSettings, SessionInfo
+from compaction.core import antiloop
+from compaction.core.config import CompactionConfig, threshold_tokens
+from compaction.core.windows import context_window
+from compaction.service.settings import Settings
+from compaction.store import Store
+from compaction.store.records import AgentSettings, SessionInfo
 
 T = TypeVar("T")
 V = TypeVar("V", int, int | None)

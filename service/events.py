@@ -15,11 +15,11 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from compaction.contract import AnyEvent, Wire, is_final, parse_event
-from compaction.errors import one_line
-from service import logs
-from service.keys import events_channel, events_stream
-from service.redis import text
+from compaction.core.contract import AnyEvent, Wire, is_final, parse_event
+from compaction.core.errors import one_line
+from compaction.service import logs
+from compaction.service.keys import events_channel, events_stream
+from compaction.service.redis import text
 
 log = logs.get_logger(__name__)
 

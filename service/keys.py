@@ -9,10 +9,10 @@ import hashlib
 import json
 import uuid
 
-from compaction.contract import Reason
+from compaction.core.contract import Reason
 
 QUEUE = "compaction"
-JOB_FUNCTION = "worker.jobs.compaction_requested"
+JOB_FUNCTION = "compaction.worker.jobs.compaction_requested"
 
 
 def lock_key(prefix: str, session_id: str) -> str:

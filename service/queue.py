@@ -16,9 +16,9 @@ from rq import Queue
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from compaction.contract import CompactionRequested
-from service import logs
-from service.keys import (
+from compaction.core.contract import CompactionRequested
+from compaction.service import logs
+from compaction.service.keys import (
     JOB_FUNCTION,
     job_id,
     lock_key,
@@ -28,8 +28,8 @@ from service.keys import (
     token_request,
     upgrade_key,
 )
-from service.redis import text
-from service.settings import Settings
+from compaction.service.redis import text
+from compaction.service.settings import Settings
 
 log = logs.get_logger(__name__)
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
-from compaction.config import CompactionConfig, CompactionParameters
-from compaction.errors import InvalidConfig, invalid_config
+from compaction.core.config import CompactionConfig, CompactionParameters
+from compaction.core.errors import InvalidConfig, invalid_config
 
 
 def default_database_url() -> str:

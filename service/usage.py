@@ -10,8 +10,8 @@ from __future__ import annotations
 import redis
 from pydantic import ValidationError
 
-from compaction.contract import TokenUsage
-from service.keys import usage_key
+from compaction.core.contract import TokenUsage
+from compaction.service.keys import usage_key
 
 #: a session idle this long has no "current" usage any more
 USAGE_TTL_S = 86_400

@@ -1,9 +1,9 @@
 """Storage: SQLAlchemy models, migrations, the repositories and their facade ``Store``
 (docs/architecture.md, "Tables")."""
 
-from store.db import make_engine, make_sessionmaker
-from store.listing import SessionListing
-from store.records import (
+from compaction.store.db import make_engine, make_sessionmaker
+from compaction.store.listing import SessionListing
+from compaction.store.records import (
     AgentSettings,
     AppliedCompaction,
     ChannelConfig,
@@ -17,7 +17,7 @@ from store.records import (
     SummaryWrite,
     compaction_write,
 )
-from store.repository import Store
+from compaction.store.repository import Store
 
 __all__ = [
     "AgentSettings",

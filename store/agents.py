@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from compaction.config import (
+from compaction.core.config import (
     PROTECT_FIRST_N_MAX,
     PROTECT_FIRST_N_MIN,
     STRATEGIES,
@@ -19,17 +19,17 @@ from compaction.config import (
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
 )
-from compaction.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
-from compaction.errors import InvalidRequest
-from store.db import Repository, read_session, write_session
-from store.models import Agent, ModelChannel
-from store.records import AgentSettings
+from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
+from compaction.core.errors import InvalidRequest
+from compaction.store.db import Repository, read_session, write_session
+from compaction.store.models import Agent, ModelChannel
+from compaction.store.records import AgentSettings
 
 
 def validate_agent_settings(
     threshold_percent: int | None, protect_first_n: int | None, strategy: str | None
 ) -> None:
-    """The ranges of ``compaction.config``, the agent's threshold on its steps."""
+    """The ranges of ``compaction.core.config``, the agent's threshold on its steps."""
     if threshold_percent is not None and (
         not THRESHOLD_PERCENT_MIN <= threshold_percent <= THRESHOLD_PERCENT_MAX
         or threshold_percent % THRESHOLD_PERCENT_STEP

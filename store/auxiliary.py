@@ -10,11 +10,11 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
-from compaction.errors import NoAuxiliaryModel
-from store.channels import channel_config, default_channel_id, with_key
-from store.db import Repository, read_session
-from store.models import Agent, ModelChannel
-from store.records import ChannelConfig
+from compaction.core.errors import NoAuxiliaryModel
+from compaction.store.channels import channel_config, default_channel_id, with_key
+from compaction.store.db import Repository, read_session
+from compaction.store.models import Agent, ModelChannel
+from compaction.store.records import ChannelConfig
 
 #: where an agent's auxiliary channel comes from
 AuxiliarySource = Literal["agent", "default", "none"]

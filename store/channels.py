@@ -18,10 +18,10 @@ from pydantic import SecretStr
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from compaction.errors import CompactionError, Conflict, InvalidRequest, NotFound
-from store.db import Repository, read_session, write_session
-from store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
-from store.records import ChannelConfig
+from compaction.core.errors import CompactionError, Conflict, InvalidRequest, NotFound
+from compaction.store.db import Repository, read_session, write_session
+from compaction.store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
+from compaction.store.records import ChannelConfig
 
 DICT_TYPE_KEY = "compaction"
 DEFAULT_CHANNEL = "default_auxiliary_channel_id"

@@ -10,12 +10,12 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 
-from compaction.errors import InvalidRequest, LockLost, SessionNotFound
-from store.db import Repository, write_session
-from store.history import not_event
-from store.models import Base, ChatSession, utcnow
-from store.models import Message as MessageRow
-from store.records import (
+from compaction.core.errors import InvalidRequest, LockLost, SessionNotFound
+from compaction.store.db import Repository, write_session
+from compaction.store.history import not_event
+from compaction.store.models import Base, ChatSession, utcnow
+from compaction.store.models import Message as MessageRow
+from compaction.store.records import (
     EVENT_TYPE,
     AppliedCompaction,
     CompactionWrite,
@@ -23,7 +23,7 @@ from store.records import (
     RunOrigin,
     SummaryWrite,
 )
-from store.sessions import reserve_seqs
+from compaction.store.sessions import reserve_seqs
 
 #: Ids per ``IN (...)`` list: well under the 65,535 parameters a PostgreSQL statement may hold.
 ID_CHUNK = 1_000

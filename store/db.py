@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from compaction.errors import DatabaseError
+from compaction.core.errors import DatabaseError
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 _BEGIN = "sqlite_begin"

@@ -14,13 +14,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, or_, select
 from sqlalchemy.orm import Session
 
-from compaction.errors import InvalidRequest, SessionNotFound
-from compaction.messages import Message, trusted_tool_call
-from compaction.pruning import PLACEHOLDER
-from store.db import Repository, read_session
-from store.models import ChatSession, CompactionRun
-from store.models import Message as MessageRow
-from store.records import EVENT_TYPE, StoredMessage, View
+from compaction.core.errors import InvalidRequest, SessionNotFound
+from compaction.core.messages import Message, trusted_tool_call
+from compaction.core.pruning import PLACEHOLDER
+from compaction.store.db import Repository, read_session
+from compaction.store.models import ChatSession, CompactionRun
+from compaction.store.models import Message as MessageRow
+from compaction.store.records import EVENT_TYPE, StoredMessage, View
 
 
 def not_event() -> ColumnElement[bool]:

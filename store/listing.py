@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlalchemy import Select, func, select
 
-from compaction.errors import SessionNotFound
-from store.db import Repository, read_session
-from store.history import not_event
-from store.models import Agent, ChatSession
-from store.models import Message as MessageRow
+from compaction.core.errors import SessionNotFound
+from compaction.store.db import Repository, read_session
+from compaction.store.history import not_event
+from compaction.store.models import Agent, ChatSession
+from compaction.store.models import Message as MessageRow
 
 #: a listing's largest page
 MAX_LISTED = 1_000

@@ -7,8 +7,8 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-import migrations
-from store.db import normalize_url
+from compaction import migrations
+from compaction.store.db import normalize_url
 
 # The migrations ship inside the distribution (a package), so `compaction migrate` works from
 # an installed wheel as well as from a checkout.

@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from compaction.config import (
+from compaction.core.config import (
     PROTECT_FIRST_N_MAX,
     PROTECT_FIRST_N_MIN,
     STRATEGIES,
@@ -35,7 +35,7 @@ from compaction.config import (
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
 )
-from compaction.contract import MAX_SESSION_ID
+from compaction.core.contract import MAX_SESSION_ID
 
 # SQLite only auto-increments INTEGER PRIMARY KEY.
 BigId = BigInteger().with_variant(Integer, "sqlite")
@@ -229,7 +229,7 @@ class ContextTokenStat(Base):
     session_id: Mapped[str] = mapped_column(ForeignKey("chat_session.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     model: Mapped[str | None] = mapped_column(String(128))
-    #: segment name -> estimated tokens (compaction.segments.SEGMENTS)
+    #: segment name -> estimated tokens (compaction.core.segments.SEGMENTS)
     tokens: Mapped[dict[str, int]] = mapped_column(Json)
     total_tokens: Mapped[int] = mapped_column(Integer)
     threshold_tokens: Mapped[int | None] = mapped_column(Integer)

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import SecretStr
 
-from compaction.engine import CompactionResult
-from compaction.messages import Message
+from compaction.core.engine import CompactionResult
+from compaction.core.messages import Message
 
 #: ``compacted`` is what the model gets; ``display`` is that view with the compaction-event rows
 #: (the user's screen after a reload); ``full`` is every row.

@@ -13,15 +13,15 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from store.agents import Agents
-from store.auxiliary import Auxiliary
-from store.channels import Channels
-from store.compactions import Compactions
-from store.history import History
-from store.listing import Listing
-from store.runs import RunLog
-from store.sessions import Sessions
-from store.token_stats import TokenStats
+from compaction.store.agents import Agents
+from compaction.store.auxiliary import Auxiliary
+from compaction.store.channels import Channels
+from compaction.store.compactions import Compactions
+from compaction.store.history import History
+from compaction.store.listing import Listing
+from compaction.store.runs import RunLog
+from compaction.store.sessions import Sessions
+from compaction.store.token_stats import TokenStats
 
 P = ParamSpec("P")
 R = TypeVar("R")

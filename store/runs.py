@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from compaction.errors import InvalidRequest, NotFound, SessionNotFound
-from store.compactions import _event_row
-from store.db import Repository, read_session, write_session
-from store.history import require_session
-from store.models import ChatSession, CompactionRun, utcnow
-from store.models import Message as MessageRow
-from store.records import RunRecord
+from compaction.core.errors import InvalidRequest, NotFound, SessionNotFound
+from compaction.store.compactions import _event_row
+from compaction.store.db import Repository, read_session, write_session
+from compaction.store.history import require_session
+from compaction.store.models import ChatSession, CompactionRun, utcnow
+from compaction.store.models import Message as MessageRow
+from compaction.store.records import RunRecord
 
 
 def _lock_session(session: Session, session_id: str) -> ChatSession:

@@ -23,14 +23,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from compaction.contract import MAX_SESSION_ID, valid_session_id
-from compaction.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
-from compaction.messages import Message
-from compaction.storable import check_storable
-from store.db import Repository, read_connection, read_session, write_session
-from store.models import Agent, ChatSession
-from store.models import Message as MessageRow
-from store.records import SessionInfo
+from compaction.core.contract import MAX_SESSION_ID, valid_session_id
+from compaction.core.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
+from compaction.core.messages import Message
+from compaction.core.storable import check_storable
+from compaction.store.db import Repository, read_connection, read_session, write_session
+from compaction.store.models import Agent, ChatSession
+from compaction.store.models import Message as MessageRow
+from compaction.store.records import SessionInfo
 
 
 def message_values(message: Message) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from store.db import Repository, read_session, write_session
-from store.history import require_session
-from store.models import ContextTokenStat
+from compaction.store.db import Repository, read_session, write_session
+from compaction.store.history import require_session
+from compaction.store.models import ContextTokenStat
 
 #: rows a session keeps; older ones are deleted as new ones come
 KEEP_PER_SESSION = 1_000

@@ -14,9 +14,9 @@ import redis
 import structlog
 from sqlalchemy import Engine, text
 
-from store import Store, make_engine, make_sessionmaker
-from store.migrate import upgrade
-from store.models import Base
+from compaction.store import Store, make_engine, make_sessionmaker
+from compaction.store.migrate import upgrade
+from compaction.store.models import Base
 from tests.llm_server import FakeLLM, Reply, serve
 from tests.services import RedisNamespace, create_database, drop_database, fresh_namespace
 

@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from compaction.config import CompactionConfig
-from compaction.engine import SummaryRequest
-from compaction.messages import Message, ToolCall, messages_from_dicts
+from compaction.core.config import CompactionConfig
+from compaction.core.engine import SummaryRequest
+from compaction.core.messages import Message, ToolCall, messages_from_dicts
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "data" / "transcripts"
 TRANSCRIPT_NAMES = sorted(p.stem for p in TRANSCRIPTS.glob("*.json"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compaction.engine import CompactionResult
-from compaction.messages import Message, last_real_user_index
-from compaction.validate import problems
+from compaction.core.engine import CompactionResult
+from compaction.core.messages import Message, last_real_user_index
+from compaction.core.validate import problems
 
 
 def same_up_to_pruning(kept: Message, original: Message) -> bool:

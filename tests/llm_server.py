@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import BufferedIOBase
 from typing import Any
 
-from store import ChannelConfig, Store
+from compaction.store import ChannelConfig, Store
 
 DEFAULT_SUMMARY = (
     "## Goal\nKeep the agent working on the task.\n\n## Progress\n### Done\n"

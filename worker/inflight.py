@@ -26,15 +26,15 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from compaction.contract import CompactionFailed, CompactionRequested
-from compaction.errors import CompactionError
-from compaction.prompts import summary_language
-from service import logs
-from service.keys import lock_key, running_key
-from service.redis import text
-from store.records import EventRow, FailedRun, RunOrigin
-from worker import metrics, texts
-from worker.runtime import Runtime
+from compaction.core.contract import CompactionFailed, CompactionRequested
+from compaction.core.errors import CompactionError
+from compaction.core.prompts import summary_language
+from compaction.service import logs
+from compaction.service.keys import lock_key, running_key
+from compaction.service.redis import text
+from compaction.store.records import EventRow, FailedRun, RunOrigin
+from compaction.worker import metrics, texts
+from compaction.worker.runtime import Runtime
 
 log = logs.get_logger("compaction.job")
 

@@ -20,20 +20,20 @@ from typing import Any
 
 import redis
 
-from compaction.contract import (
+from compaction.core.contract import (
     CompactionFailed,
     CompactionRequested,
     CompactionSkipped,
     parse_request,
     readable_ids,
 )
-from compaction.errors import CompactionError, InvalidRequest, SkipCode, as_invalid_request
-from service import logs
-from service.events import EventPublisher
-from service.keys import dead_stream, requests_stream
-from service.queue import submit
-from service.redis import stream_client, text
-from service.settings import Settings
+from compaction.core.errors import CompactionError, InvalidRequest, SkipCode, as_invalid_request
+from compaction.service import logs
+from compaction.service.events import EventPublisher
+from compaction.service.keys import dead_stream, requests_stream
+from compaction.service.queue import submit
+from compaction.service.redis import stream_client, text
+from compaction.service.settings import Settings
 
 log = logs.get_logger(__name__)
 

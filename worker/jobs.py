@@ -16,22 +16,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compaction.contract import (
+from compaction.core.contract import (
     AnyEvent,
     CompactionFailed,
     CompactionRequested,
     CompactionSkipped,
     valid_session_id,
 )
-from compaction.errors import CompactionDisabled, CompactionError, ErrorCode, invalid_request
-from service import logs
-from service.queue import take_pending
-from store.records import EventRow, FailedRun
-from worker import inflight, texts
-from worker.inflight import InFlight
-from worker.lock import SessionLock, heartbeat
-from worker.pipeline import JobRun, run_locked
-from worker.runtime import Runtime, current
+from compaction.core.errors import CompactionDisabled, CompactionError, ErrorCode, invalid_request
+from compaction.service import logs
+from compaction.service.queue import take_pending
+from compaction.store.records import EventRow, FailedRun
+from compaction.worker import inflight, texts
+from compaction.worker.inflight import InFlight
+from compaction.worker.lock import SessionLock, heartbeat
+from compaction.worker.pipeline import JobRun, run_locked
+from compaction.worker.runtime import Runtime, current
 
 log = logs.get_logger("compaction.job")
 

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 import redis
 from redis.lock import Lock
 
-from compaction.errors import LockLost
-from service import logs
-from service.keys import lock_key, lock_token
+from compaction.core.errors import LockLost
+from compaction.service import logs
+from compaction.service.keys import lock_key, lock_token
 
 log = logs.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """The phases of one locked run (docs/architecture.md, "The job"), each a small function
 returning what the next one needs: load the session, decide whether the request stops before
 anything is announced, then each stage (the history's, the loop's when the history alone was
-not enough: ``compaction.staged``): announce, compact, write in one fenced transaction, and say
+not enough: ``compaction.core.staged``): announce, compact, write in one fenced transaction, and say
 what happened.
 
 ``worker.jobs`` takes the lock and turns failures into events; this module is the straight
@@ -15,15 +15,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from compaction import (
+from compaction.core import (
     CompactionConfig,
     CompactionResult,
     compact,
     first_stage,
     loop_follows,
 )
-from compaction.boundaries import token_counts
-from compaction.contract import (
+from compaction.core.boundaries import token_counts
+from compaction.core.contract import (
     AnyEvent,
     CompactionDone,
     CompactionRequested,
@@ -31,23 +31,23 @@ from compaction.contract import (
     CompactionStart,
     Stage,
 )
-from compaction.errors import NothingToCompact
-from compaction.messages import Message
-from compaction.prompts import Language, summary_language
-from compaction.staged import loop_stage
-from service import logs
-from service.context import SessionContext
-from store.records import (
+from compaction.core.errors import NothingToCompact
+from compaction.core.messages import Message
+from compaction.core.prompts import Language, summary_language
+from compaction.core.staged import loop_stage
+from compaction.service import logs
+from compaction.service.context import SessionContext
+from compaction.store.records import (
     AppliedCompaction,
     EventRow,
     RunOrigin,
     StoredMessage,
     compaction_write,
 )
-from worker import metrics, texts, updates
-from worker.lock import SessionLock
-from worker.runtime import Runtime
-from worker.summarizers import ChannelSummarizer
+from compaction.worker import metrics, texts, updates
+from compaction.worker.lock import SessionLock
+from compaction.worker.runtime import Runtime
+from compaction.worker.summarizers import ChannelSummarizer
 
 log = logs.get_logger("compaction.job")
 

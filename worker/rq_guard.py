@@ -26,12 +26,12 @@ from rq.exceptions import AbandonedJobError, DeserializationError
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from compaction.contract import CompactionRequested
-from service import logs
-from service.keys import JOB_FUNCTION
-from worker import inflight
-from worker.jobs import compaction_requested
-from worker.runtime import current
+from compaction.core.contract import CompactionRequested
+from compaction.service import logs
+from compaction.service.keys import JOB_FUNCTION
+from compaction.worker import inflight
+from compaction.worker.jobs import compaction_requested
+from compaction.worker.runtime import current
 
 log = logs.get_logger("compaction.worker")
 

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 import redis
 
-from service.context import SessionContexts
-from service.defaults import Default
-from service.events import EventPublisher
-from service.redis import redis_client
-from service.settings import Settings
-from store import Store, make_sessionmaker
-from store.records import ChannelConfig
-from worker.llm import ChatClient, build_client, client_key
+from compaction.service.context import SessionContexts
+from compaction.service.defaults import Default
+from compaction.service.events import EventPublisher
+from compaction.service.redis import redis_client
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
+from compaction.store.records import ChannelConfig
+from compaction.worker.llm import ChatClient, build_client, client_key
 
 ClientFactory = Callable[[ChannelConfig], ChatClient]
 

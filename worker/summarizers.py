@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import logging
 
-from compaction.engine import SummaryRequest
-from compaction.errors import (
+from compaction.core.engine import SummaryRequest
+from compaction.core.errors import (
     LlmError,
     LlmTimeout,
     NoAuxiliaryModel,
     SummaryTooLong,
     SummaryTooShort,
 )
-from compaction.offline import OfflineSummarizer
-from service import logs
-from worker.llm import Completion, LlmSummarizer
-from worker.runtime import Runtime
+from compaction.core.offline import OfflineSummarizer
+from compaction.service import logs
+from compaction.worker.llm import Completion, LlmSummarizer
+from compaction.worker.runtime import Runtime
 
 log = logs.get_logger(__name__)
 

@@ -3,8 +3,8 @@ language."""
 
 from __future__ import annotations
 
-from compaction.contract import Stage
-from compaction.prompts import Language
+from compaction.core.contract import Stage
+from compaction.core.prompts import Language
 
 
 def started(language: Language, stage: Stage = "history") -> str:

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from compaction import CompactionResult
-from compaction.contract import ContextUsage, TokenUpdate
-from compaction.errors import CompactionError
-from service import logs
-from service.usage import last_usage
+from compaction.core import CompactionResult
+from compaction.core.contract import ContextUsage, TokenUpdate
+from compaction.core.errors import CompactionError
+from compaction.service import logs
+from compaction.service.usage import last_usage
 
 if TYPE_CHECKING:
-    from worker.pipeline import JobRun, Loaded
+    from compaction.worker.pipeline import JobRun, Loaded
 
 log = logs.get_logger("compaction.job")
 

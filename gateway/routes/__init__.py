@@ -3,7 +3,7 @@ gateway")."""
 
 from fastapi import APIRouter
 
-from gateway.routes import agents, channels, chat, realtime, runs, sessions
+from compaction.gateway.routes import agents, channels, chat, realtime, runs, sessions
 
 ROUTERS: tuple[APIRouter, ...] = (
     sessions.router,

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
-from compaction.errors import InvalidRequest, NotFound
-from gateway.deps import ProducersDep
-from gateway.schemas import ERRORS, AgentUpdate
-from producers.views import agent_view, show_agent
-from store import Store
+from compaction.core.errors import InvalidRequest, NotFound
+from compaction.gateway.deps import ProducersDep
+from compaction.gateway.schemas import ERRORS, AgentUpdate
+from compaction.producers.views import agent_view, show_agent
+from compaction.store import Store
 
 router = APIRouter(tags=["agents"], responses=ERRORS)
 

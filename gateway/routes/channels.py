@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, status
 
-from gateway.deps import StoreDep
-from gateway.schemas import ERRORS, ChannelUpdate, NewChannel
-from producers.views import channel_row
+from compaction.gateway.deps import StoreDep
+from compaction.gateway.schemas import ERRORS, ChannelUpdate, NewChannel
+from compaction.producers.views import channel_row
 
 router = APIRouter(tags=["channels"], responses=ERRORS)
 

@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import Field
 
-from gateway.deps import ResourcesDep
-from gateway.schemas import ERRORS, Body, ErrorAnswer
+from compaction.gateway.deps import ResourcesDep
+from compaction.gateway.schemas import ERRORS, Body, ErrorAnswer
 
 #: what a turn may answer besides the refusals every route may
 TURN_ERRORS: dict[int | str, dict[str, Any]] = {

@@ -23,14 +23,14 @@ from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import StreamingResponse
 from pydantic import Field, TypeAdapter
 
-from compaction.contract import AnyEvent, CompactionDone, CompactionStart, Stage
-from compaction.errors import CompactionError, SessionNotFound, as_invalid_request
-from gateway.hub import Delivery, Subscription
-from gateway.resources import Resources
-from gateway.routes.chat import MessageIn
-from gateway.schemas import ERRORS, CompactRequest
-from producers import aio
-from service import logs
+from compaction.core.contract import AnyEvent, CompactionDone, CompactionStart, Stage
+from compaction.core.errors import CompactionError, SessionNotFound, as_invalid_request
+from compaction.gateway.hub import Delivery, Subscription
+from compaction.gateway.resources import Resources
+from compaction.gateway.routes.chat import MessageIn
+from compaction.gateway.schemas import ERRORS, CompactRequest
+from compaction.producers import aio
+from compaction.service import logs
 
 log = logs.get_logger(__name__)
 router = APIRouter(tags=["events"])

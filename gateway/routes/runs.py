@@ -9,10 +9,10 @@ import redis
 import structlog
 from fastapi import APIRouter, Path
 
-from gateway.deps import ProducersDep, StoreDep
-from gateway.schemas import ERRORS
-from producers import tokens
-from producers.views import run_row
+from compaction.gateway.deps import ProducersDep, StoreDep
+from compaction.gateway.schemas import ERRORS
+from compaction.producers import tokens
+from compaction.producers.views import run_row
 
 router = APIRouter(tags=["runs"], responses=ERRORS)
 log = structlog.get_logger("gateway")

@@ -8,13 +8,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, status
 
-from gateway.deps import ProducersDep, StoreDep
-from gateway.schemas import ERRORS, CompactRequest, NewSession, View
-from producers import trigger
-from producers.stats import session_item, session_items, session_stats
-from producers.transcripts import parse_transcript, store_transcript
-from producers.views import history_rows
-from store.listing import MAX_LISTED
+from compaction.gateway.deps import ProducersDep, StoreDep
+from compaction.gateway.schemas import ERRORS, CompactRequest, NewSession, View
+from compaction.producers import trigger
+from compaction.producers.stats import session_item, session_items, session_stats
+from compaction.producers.transcripts import parse_transcript, store_transcript
+from compaction.producers.views import history_rows
+from compaction.store.listing import MAX_LISTED
 
 router = APIRouter(tags=["sessions"], responses=ERRORS)
 

@@ -32,9 +32,9 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from benchmarks.processes import COMPACTION, child_env, start, stop
 from compaction import estimate_messages_tokens
-from compaction.formats import from_openai
-from store import ChannelConfig, Store, make_sessionmaker
-from store.migrate import upgrade
+from compaction.core.formats import from_openai
+from compaction.store import ChannelConfig, Store, make_sessionmaker
+from compaction.store.migrate import upgrade
 from tests.llm_server import FakeLLM, Reply, serve
 from tests.services import create_database, drop_database, fresh_namespace
 

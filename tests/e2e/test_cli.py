@@ -20,9 +20,9 @@ from typing import Any, Protocol
 
 import pytest
 
-import cli as cli_package
 from benchmarks.processes import COMPACTION, child_env, start, stop
-from store.migrate import upgrade
+from compaction import cli as cli_package
+from compaction.store.migrate import upgrade
 from tests.fakes import TRANSCRIPTS
 from tests.llm_server import FakeLLM, Reply
 from tests.services import create_database, drop_database, fresh_namespace

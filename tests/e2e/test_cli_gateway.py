@@ -20,10 +20,10 @@ import httpx
 import pytest
 
 from benchmarks.processes import COMPACTION, child_env, stop
-from cli.gateway import check_host
-from service.queue import compaction_queue
-from service.settings import Settings
-from store.migrate import upgrade
+from compaction.cli.gateway import check_host
+from compaction.service.queue import compaction_queue
+from compaction.service.settings import Settings
+from compaction.store.migrate import upgrade
 from tests.e2e.test_cli import in_process
 from tests.services import RedisNamespace, create_database, drop_database
 

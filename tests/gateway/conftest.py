@@ -23,18 +23,18 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 from sqlalchemy import text
 
-from gateway import Resources, create_app
-from gateway.resources import GatewayOptions
-from producers.context import Producers
-from service.events import EventPublisher
-from service.queue import compaction_queue
-from service.settings import Settings
-from store import ChannelConfig, Store, make_engine, make_sessionmaker
-from store.migrate import upgrade
-from store.models import Base
+from compaction.gateway import Resources, create_app
+from compaction.gateway.resources import GatewayOptions
+from compaction.producers.context import Producers
+from compaction.service.events import EventPublisher
+from compaction.service.queue import compaction_queue
+from compaction.service.settings import Settings
+from compaction.store import ChannelConfig, Store, make_engine, make_sessionmaker
+from compaction.store.migrate import upgrade
+from compaction.store.models import Base
+from compaction.worker.runtime import Runtime, install
 from tests.llm_server import FakeLLM
 from tests.services import RedisNamespace, create_database, drop_database, free_port
-from worker.runtime import Runtime, install
 
 
 @dataclass

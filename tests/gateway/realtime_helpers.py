@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 from websockets.sync.client import ClientConnection, connect
 
-from compaction.contract import AnyEvent, ContextUsage, TokenUpdate
-from service.events import EventPublisher
-from store import ChannelConfig
+from compaction.core.contract import AnyEvent, ContextUsage, TokenUpdate
+from compaction.service.events import EventPublisher
+from compaction.store import ChannelConfig
 from tests.gateway.conftest import Gateway
 from tests.llm_server import FakeLLM
 

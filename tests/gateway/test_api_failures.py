@@ -11,11 +11,11 @@ import httpx
 import redis
 from pydantic import SecretStr
 
-from gateway import Resources
-from gateway.resources import GatewayOptions
-from producers.context import Producers
-from service.settings import Settings
-from store import Store, make_sessionmaker
+from compaction.gateway import Resources
+from compaction.gateway.resources import GatewayOptions
+from compaction.producers.context import Producers
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
 from tests.gateway.api_helpers import forty
 from tests.gateway.conftest import Gateway, serve
 from tests.services import free_port

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import SecretStr
 
-from gateway.resources import GatewayOptions
+from compaction.gateway.resources import GatewayOptions
 from tests.gateway.conftest import Gateway, serve
 
 CONSOLE = "http://console.test"

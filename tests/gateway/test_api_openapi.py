@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gateway.openapi import COMMITTED, document, render
+from compaction.gateway.openapi import COMMITTED, document, render
 from tests.gateway.conftest import Gateway
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.queue import compaction_queue
+from compaction.service.queue import compaction_queue
 from tests.gateway.api_helpers import imported, view
 from tests.gateway.conftest import Gateway
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from compaction.messages import Message
-from gateway.chat_model import OfflineChatModel
+from compaction.core.messages import Message
+from compaction.gateway.chat_model import OfflineChatModel
 from tests.gateway.conftest import Gateway
 from tests.gateway.realtime_helpers import chat_channel, of_type, socket, types
 from tests.llm_server import FakeLLM, Reply

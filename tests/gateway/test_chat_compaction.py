@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from compaction.messages import SUMMARY_MARKER
-from compaction.tokens import estimate_messages_tokens
-from producers import trigger
+from compaction.core.messages import SUMMARY_MARKER
+from compaction.core.tokens import estimate_messages_tokens
+from compaction.producers import trigger
 from tests.fakes import conversation
 from tests.gateway.conftest import Gateway
 from tests.gateway.realtime_helpers import WAIT_S, chat_channel, of_type, socket, types

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from compaction.messages import Message
+from compaction.core.messages import Message
 from tests.gateway.conftest import Gateway
 from tests.gateway.realtime_helpers import chat_channel
 from tests.llm_server import FakeLLM, Reply

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from compaction.contract import CompactionDone, CompactionStart, parse_event
-from gateway.routes import realtime
-from service.queue import compaction_queue
+from compaction.core.contract import CompactionDone, CompactionStart, parse_event
+from compaction.gateway.routes import realtime
+from compaction.service.queue import compaction_queue
 from tests.fakes import conversation
 from tests.gateway.conftest import Gateway
 from tests.gateway.realtime_helpers import (

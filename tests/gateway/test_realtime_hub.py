@@ -14,13 +14,13 @@ import pytest
 import redis
 from pydantic import SecretStr
 
-from gateway import Resources
-from gateway.hub import QUEUE_SIZE, Hub
-from gateway.resources import GatewayOptions
-from producers.context import Producers
-from service.events import EventPublisher
-from service.settings import Settings
-from store import Store, make_sessionmaker
+from compaction.gateway import Resources
+from compaction.gateway.hub import QUEUE_SIZE, Hub
+from compaction.gateway.resources import GatewayOptions
+from compaction.producers.context import Producers
+from compaction.service.events import EventPublisher
+from compaction.service.settings import Settings
+from compaction.store import Store, make_sessionmaker
 from tests.gateway.conftest import Gateway, serve
 from tests.gateway.realtime_helpers import WAIT_S, publish, socket, token_update
 from tests.services import PrivateRedis, RedisNamespace

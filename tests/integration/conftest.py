@@ -16,19 +16,19 @@ import pytest
 import redis
 from sqlalchemy import Engine, text
 
-import cli
-from compaction.contract import parse_event
-from producers.context import Producers
-from service.events import EventPublisher
-from service.settings import Settings
-from store import Store, make_engine, make_sessionmaker
-from store.migrate import upgrade
-from store.models import Base
+from compaction import cli
+from compaction.core.contract import parse_event
+from compaction.producers.context import Producers
+from compaction.service.events import EventPublisher
+from compaction.service.settings import Settings
+from compaction.store import Store, make_engine, make_sessionmaker
+from compaction.store.migrate import upgrade
+from compaction.store.models import Base
+from compaction.worker.runtime import Runtime, install
 from tests.integration.process_helpers import Processes, Server, worker_env
 from tests.integration.worker_helpers import Harness, assert_valid
 from tests.llm_server import FakeLLM
 from tests.services import RedisNamespace, create_database, drop_database
-from worker.runtime import Runtime, install
 
 # --- the worker job ---------------------------------------------------------------------------
 

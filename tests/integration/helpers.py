@@ -17,9 +17,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event, inspect, text
 
 from compaction import CompactionConfig, compact
-from compaction.engine import CompactionResult
-from compaction.messages import Message
-from store import (
+from compaction.core.engine import CompactionResult
+from compaction.core.messages import Message
+from compaction.store import (
     AppliedCompaction,
     CompactionWrite,
     EventRow,
@@ -29,8 +29,8 @@ from store import (
     StoredMessage,
     compaction_write,
 )
-from store.migrate import alembic_config
-from store.models import Base
+from compaction.store.migrate import alembic_config
+from compaction.store.models import Base
 from tests.fakes import SMALL, FakeSummarizer, conversation
 
 #: With conversation(30, tool_chars=3000): phase 1 prunes every tool output before the last ~10

@@ -18,11 +18,11 @@ import redis
 from rq import Worker
 
 from benchmarks.processes import COMPACTION, child_env, start, stop
-from compaction.contract import FINAL_EVENTS, CompactionRequested
-from service.keys import events_stream
-from service.queue import compaction_queue, enqueue
-from store import Store
-from store.records import StoredMessage
+from compaction.core.contract import FINAL_EVENTS, CompactionRequested
+from compaction.service.keys import events_stream
+from compaction.service.queue import compaction_queue, enqueue
+from compaction.store import Store
+from compaction.store.records import StoredMessage
 from tests.fakes import conversation
 from tests.integration.worker_helpers import wait_until
 from tests.services import PrivateRedis, RedisNamespace

@@ -11,8 +11,8 @@ import pytest
 from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 
-from producers.context import Producers
-from service.queue import compaction_queue
+from compaction.producers.context import Producers
+from compaction.service.queue import compaction_queue
 from tests.fakes import conversation
 
 

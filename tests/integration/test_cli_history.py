@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from compaction.contract import CompactionDone, CompactionFailed
-from compaction.pruning import PLACEHOLDER
+from compaction.core.contract import CompactionDone, CompactionFailed
+from compaction.core.pruning import PLACEHOLDER
+from compaction.worker.jobs import run
+from compaction.worker.runtime import Runtime
 from tests.fakes import conversation
 from tests.integration.worker_helpers import Harness, auto, manual
 from tests.llm_server import Reply
-from worker.jobs import run
-from worker.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from compaction.tokens import estimate_tokens
-from store import Store
-from store.token_stats import TokenStat
+from compaction.core.tokens import estimate_tokens
+from compaction.store import Store
+from compaction.store.token_stats import TokenStat
 from tests.fakes import load_transcript
 
 pytestmark = pytest.mark.integration

@@ -13,21 +13,21 @@ from collections.abc import Callable
 
 import pytest
 
-from compaction.contract import CompactionRequested
-from compaction.errors import CompactionDisabled
-from producers import trigger
-from producers.context import Producers
-from producers.ensure import ensure_compacted
-from producers.relay import EventRelay
-from service.events import EventPublisher
-from service.keys import requests_stream
-from service.queue import pending_request, submit
+from compaction.core.contract import CompactionRequested
+from compaction.core.errors import CompactionDisabled
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.ensure import ensure_compacted
+from compaction.producers.relay import EventRelay
+from compaction.service.events import EventPublisher
+from compaction.service.keys import requests_stream
+from compaction.service.queue import pending_request, submit
+from compaction.worker.ingress import Ingress
+from compaction.worker.runtime import Runtime, install
 from tests.fakes import conversation
 from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import History, wait_until
 from tests.services import RedisNamespace
-from worker.ingress import Ingress
-from worker.runtime import Runtime, install
 
 pytestmark = pytest.mark.integration
 

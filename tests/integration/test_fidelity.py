@@ -18,12 +18,12 @@ from sqlalchemy import Engine
 
 from benchmarks import fidelity
 from benchmarks.probes import KINDS, Probe, generate, message_text
-from compaction.messages import Message, messages_from_dicts
-from compaction.offline import OfflineSummarizer
-from service.settings import Settings
-from store import ChannelConfig, Store
+from compaction.core.messages import Message, messages_from_dicts
+from compaction.core.offline import OfflineSummarizer
+from compaction.service.settings import Settings
+from compaction.store import ChannelConfig, Store
+from compaction.worker.llm import LlmSummarizer, build_client
 from tests.llm_server import FakeLLM, Recorded, Reply
-from worker.llm import LlmSummarizer, build_client
 
 pytestmark = pytest.mark.integration
 

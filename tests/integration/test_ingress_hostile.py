@@ -16,11 +16,11 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from compaction.contract import CompactionRequested
-from service.keys import dead_stream, events_stream, pending_key, requests_stream
+from compaction.core.contract import CompactionRequested
+from compaction.service.keys import dead_stream, events_stream, pending_key, requests_stream
+from compaction.worker.ingress import GROUP
 from tests.integration.process_helpers import Processes, Server, wait_for
 from tests.integration.worker_helpers import load_schema
-from worker.ingress import GROUP
 
 
 @dataclass(frozen=True)

@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 import redis
 
-import worker.ingress
-from compaction.contract import FINAL_EVENTS, CompactionRequested
-from producers import trigger
-from producers.context import Producers
-from service.keys import dead_stream, events_stream, pending_key, requests_stream
-from service.queue import submit
+from compaction.core.contract import FINAL_EVENTS, CompactionRequested
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.service.keys import dead_stream, events_stream, pending_key, requests_stream
+from compaction.service.queue import submit
+from compaction.worker import ingress as ingress_module
+from compaction.worker.ingress import GROUP, Ingress
 from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import wait_until
 from tests.llm_server import FakeLLM
-from worker.ingress import GROUP, Ingress
 
 
 @contextmanager
@@ -121,14 +121,14 @@ def test_a_raw_compact_upgrades_the_queued_auto_request(ctx: Producers, fake_llm
 def test_an_unexpected_error_is_dead_lettered_and_answered_and_the_ingress_goes_on(
     ctx: Producers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = worker.ingress.submit
+    real = ingress_module.submit
 
     def broken(client: redis.Redis, settings: Any, request: CompactionRequested) -> Any:
         if request.session_id == "s-boom":
             raise RuntimeError("a bug")
         return real(client, settings, request)
 
-    monkeypatch.setattr(worker.ingress, "submit", broken)
+    monkeypatch.setattr(ingress_module, "submit", broken)
     boom = xadd(ctx, manual("s-boom"))
     after = f"s-after-{uuid.uuid4().hex[:8]}"
     xadd(ctx, manual(after))
@@ -144,7 +144,7 @@ def test_an_unexpected_error_is_dead_lettered_and_answered_and_the_ingress_goes_
 def test_an_entry_cut_short_by_a_lost_connection_is_read_again(
     ctx: Producers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real, calls = worker.ingress.submit, []
+    real, calls = ingress_module.submit, []
 
     def flaky(client: redis.Redis, settings: Any, request: CompactionRequested) -> Any:
         calls.append(request.request_id)
@@ -152,7 +152,7 @@ def test_an_entry_cut_short_by_a_lost_connection_is_read_again(
             raise redis.ConnectionError("connection lost")
         return real(client, settings, request)
 
-    monkeypatch.setattr(worker.ingress, "submit", flaky)
+    monkeypatch.setattr(ingress_module, "submit", flaky)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
     xadd(ctx, manual(session_id, requestId="r-1"))
     with running(ctx):

@@ -17,8 +17,8 @@ from alembic import command
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
-from store.db import make_engine
-from store.migrate import alembic_config, upgrade
+from compaction.store.db import make_engine
+from compaction.store.migrate import alembic_config, upgrade
 from tests.integration.helpers import (
     TABLES,
     current_revision,

@@ -12,8 +12,8 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from store.db import make_engine
-from store.migrate import alembic_config, upgrade
+from compaction.store.db import make_engine
+from compaction.store.migrate import alembic_config, upgrade
 from tests.integration.helpers import current_revision, differences, head_revision
 
 pytestmark = pytest.mark.integration

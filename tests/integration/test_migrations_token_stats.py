@@ -8,8 +8,8 @@ import pytest
 from alembic import command
 from sqlalchemy import inspect, text
 
-from store.db import make_engine
-from store.migrate import alembic_config, upgrade
+from compaction.store.db import make_engine
+from compaction.store.migrate import alembic_config, upgrade
 from tests.integration.helpers import current_revision, differences, table_names
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from producers import aio, configure
-from producers.context import Producers
+from compaction.producers import aio, configure
+from compaction.producers.context import Producers
 from tests.integration.producer_helpers import looked_up, queue, session_with
 
 
@@ -38,7 +38,7 @@ def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def drain_in_thread_safe_way(ctx: Producers) -> None:
     """Run the queued job without RQ's signal handling (this runs off the main thread)."""
-    from worker.jobs import compaction_requested
+    from compaction.worker.jobs import compaction_requested
 
     for job in queue(ctx).jobs:
         compaction_requested(job.args[0])

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-import producers
-from compaction.contract import CompactionDone
-from compaction.tokens import estimate_messages_tokens
-from producers import aio, configure, ensure, trigger
-from producers.context import Producers
-from producers.ensure import Ensured
-from producers.relay import EventRelay
-from service.events import EventPublisher
-from service.keys import lock_key, lock_token
+from compaction import producers
+from compaction.core.contract import CompactionDone
+from compaction.core.tokens import estimate_messages_tokens
+from compaction.producers import aio, configure, ensure, trigger
+from compaction.producers.context import Producers
+from compaction.producers.ensure import Ensured
+from compaction.producers.relay import EventRelay
+from compaction.service.events import EventPublisher
+from compaction.service.keys import lock_key, lock_token
 from tests.fakes import conversation
 from tests.integration.producer_helpers import drain, queue, session_with
 

@@ -7,11 +7,11 @@ import threading
 
 import redis
 
-from compaction.contract import ContextUsage, TokenUpdate
-from producers.context import Producers
-from producers.relay import EventRelay
-from producers.tokens import publish_token_update
-from service.events import EventPublisher
+from compaction.core.contract import ContextUsage, TokenUpdate
+from compaction.producers.context import Producers
+from compaction.producers.relay import EventRelay
+from compaction.producers.tokens import publish_token_update
+from compaction.service.events import EventPublisher
 from tests.integration.producer_helpers import session_with
 from tests.integration.worker_helpers import wait_until
 from tests.services import PrivateRedis

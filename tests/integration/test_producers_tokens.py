@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.contract import TokenUsage
-from compaction.errors import InvalidRequest
-from producers.context import Producers
-from producers.relay import EventRelay
-from producers.tokens import publish_token_update
-from producers.trigger import request_manual
-from service.usage import last_usage
+from compaction.core.contract import TokenUsage
+from compaction.core.errors import InvalidRequest
+from compaction.producers.context import Producers
+from compaction.producers.relay import EventRelay
+from compaction.producers.tokens import publish_token_update
+from compaction.producers.trigger import request_manual
+from compaction.service.usage import last_usage
 from tests.integration.producer_helpers import drain, session_with
 
 

@@ -10,15 +10,20 @@ import threading
 
 import pytest
 
-import producers
-from compaction.errors import InvalidConfig, InvalidRequest, SessionNotFound, SystemPromptTooLarge
-from compaction.messages import Message
-from compaction.tokens import estimate_messages_tokens
-from producers import aio, configure, trigger
-from producers.context import Producers
-from producers.relay import EventRelay
-from service.keys import lock_key, lock_token, pending_key
-from service.queue import pending_request
+from compaction import producers
+from compaction.core.errors import (
+    InvalidConfig,
+    InvalidRequest,
+    SessionNotFound,
+    SystemPromptTooLarge,
+)
+from compaction.core.messages import Message
+from compaction.core.tokens import estimate_messages_tokens
+from compaction.producers import aio, configure, trigger
+from compaction.producers.context import Producers
+from compaction.producers.relay import EventRelay
+from compaction.service.keys import lock_key, lock_token, pending_key
+from compaction.service.queue import pending_request
 from tests.fakes import conversation
 from tests.integration.helpers import record_run
 from tests.integration.producer_helpers import drain, queue, session_with

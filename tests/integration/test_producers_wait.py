@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-import producers
-from producers import trigger
-from producers.context import Producers
-from producers.wait import wait_for_compaction
+from compaction import producers
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.wait import wait_for_compaction
 from tests.integration.producer_helpers import drain, looked_up, session_with
 
 

@@ -9,7 +9,7 @@ import redis
 from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 
-from service.keys import events_stream, lock_key
+from compaction.service.keys import events_stream, lock_key
 from tests.services import RedisNamespace, fresh_namespace
 
 

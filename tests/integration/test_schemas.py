@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from cli.schemas import render
-from compaction.contract import CompactionRequested, CompactionSkipped, json_schemas
+from compaction.cli.schemas import render
+from compaction.core.contract import CompactionRequested, CompactionSkipped, json_schemas
 from tests.integration.worker_helpers import SCHEMAS, assert_valid
 
 pytestmark = pytest.mark.integration

@@ -8,17 +8,17 @@ import threading
 
 import pytest
 
-from compaction.contract import CompactionDone
-from producers import trigger
-from producers.context import Producers
-from producers.wait import wait_for_compaction
-from service.context import SessionContext, SessionContexts
-from service.settings import Settings
-from store import Store
+from compaction.core.contract import CompactionDone
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.wait import wait_for_compaction
+from compaction.service.context import SessionContext, SessionContexts
+from compaction.service.settings import Settings
+from compaction.store import Store
+from compaction.worker.jobs import run
+from compaction.worker.lock import SessionLock
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
-from worker.jobs import run
-from worker.lock import SessionLock
 
 pytestmark = pytest.mark.integration
 

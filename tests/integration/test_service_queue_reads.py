@@ -6,8 +6,13 @@ from __future__ import annotations
 import pytest
 import redis
 
-from service.keys import lock_key, lock_token, pending_key, pending_value
-from service.queue import pending_and_running, pending_request, queued_or_running, running_request
+from compaction.service.keys import lock_key, lock_token, pending_key, pending_value
+from compaction.service.queue import (
+    pending_and_running,
+    pending_request,
+    queued_or_running,
+    running_request,
+)
 from tests.services import RedisNamespace
 
 pytestmark = pytest.mark.integration

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 
-from compaction.errors import InvalidRequest
-from store import AgentSettings, Store
-from store.models import Agent
+from compaction.core.errors import InvalidRequest
+from compaction.store import AgentSettings, Store
+from compaction.store.models import Agent
 from tests.integration.helpers import aux
 
 pytestmark = pytest.mark.integration

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event
 
-from compaction.errors import DatabaseError, LockLost
-from store import AppliedCompaction, CompactionWrite, EventRow, Store
+from compaction.core.errors import DatabaseError, LockLost
+from compaction.store import AppliedCompaction, CompactionWrite, EventRow, Store
 from tests.fakes import FakeSummarizer
 from tests.integration.helpers import (
     PRUNING,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from compaction.errors import InvalidRequest, NoAuxiliaryModel
-from store import Store
+from compaction.core.errors import InvalidRequest, NoAuxiliaryModel
+from compaction.store import Store
 from tests.integration.helpers import KEY, aux
 
 pytestmark = pytest.mark.integration

@@ -10,10 +10,10 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import select
 
-from compaction.errors import CompactionError
-from store import Store
-from store.models import ModelChannel
-from store.records import mask
+from compaction.core.errors import CompactionError
+from compaction.store import Store
+from compaction.store.models import ModelChannel
+from compaction.store.records import mask
 from tests.integration.helpers import KEY
 
 pytestmark = pytest.mark.integration

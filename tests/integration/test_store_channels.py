@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 
-from compaction.errors import InvalidRequest, NoAuxiliaryModel
-from store import Store
-from store.models import PROVIDERS, ModelChannel
+from compaction.core.errors import InvalidRequest, NoAuxiliaryModel
+from compaction.store import Store
+from compaction.store.models import PROVIDERS, ModelChannel
 from tests.integration.helpers import KEY, aux
 
 pytestmark = pytest.mark.integration

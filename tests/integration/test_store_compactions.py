@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import Engine
 
 from compaction import CompactionConfig, InvalidRequest
-from compaction.errors import CompactionError, LockLost, SessionNotFound
-from store import EventRow, FailedRun, RunOrigin, Store
+from compaction.core.errors import CompactionError, LockLost, SessionNotFound
+from compaction.store import EventRow, FailedRun, RunOrigin, Store
 from tests.fakes import conversation
 from tests.integration.helpers import (
     MAX_PARAMETERS,

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from store.db import SQLITE_BUSY_TIMEOUT_MS, make_engine, normalize_url
-from store.migrate import upgrade
+from compaction.store.db import SQLITE_BUSY_TIMEOUT_MS, make_engine, normalize_url
+from compaction.store.migrate import upgrade
 
 pytestmark = pytest.mark.integration
 

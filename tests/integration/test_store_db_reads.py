@@ -8,9 +8,9 @@ import psycopg
 import pytest
 from sqlalchemy import Engine, text
 
-from compaction.errors import DatabaseError
-from store import Store, make_sessionmaker
-from store.db import read_connection
+from compaction.core.errors import DatabaseError
+from compaction.store import Store, make_sessionmaker
+from compaction.store.db import read_connection
 
 pytestmark = pytest.mark.integration
 

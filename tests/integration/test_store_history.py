@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import Engine
 
 from compaction import CompactionConfig, InvalidRequest, Message
-from compaction.errors import DatabaseError
-from store import EventRow, Store, StoredMessage
-from store.records import View
+from compaction.core.errors import DatabaseError
+from compaction.store import EventRow, Store, StoredMessage
+from compaction.store.records import View
 from tests.fakes import conversation
 from tests.integration.helpers import (
     compact_session,

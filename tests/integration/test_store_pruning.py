@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.pruning import PLACEHOLDER
-from store import EventRow, Store
+from compaction.core.pruning import PLACEHOLDER
+from compaction.store import EventRow, Store
 from tests.integration.helpers import (
     PRUNING,
     compact_session,

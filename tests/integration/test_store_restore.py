@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import Engine
 
 from compaction import InvalidRequest
-from compaction.errors import LockLost
-from store import EventRow, FailedRun, RunOrigin, Store
+from compaction.core.errors import LockLost
+from compaction.store import EventRow, FailedRun, RunOrigin, Store
 from tests.fakes import conversation
 from tests.integration.helpers import (
     PRUNING,

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from sqlalchemy import Engine
 
-from store import FailedRun, RunOrigin, Store
+from compaction.store import FailedRun, RunOrigin, Store
 from tests.fakes import FakeSummarizer
 from tests.integration.helpers import (
     compact_session,

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import Engine
 
-from compaction.errors import SessionNotFound
-from store import Store
+from compaction.core.errors import SessionNotFound
+from compaction.store import Store
 from tests.fakes import conversation
 from tests.integration.helpers import new_session, recorded
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import delete
 
-from compaction.errors import SessionNotFound
-from store import Store
-from store import token_stats as token_stats_module
-from store.models import ChatSession
-from store.token_stats import TokenStat
+from compaction.core.errors import SessionNotFound
+from compaction.store import Store
+from compaction.store import token_stats as token_stats_module
+from compaction.store.models import ChatSession
+from compaction.store.token_stats import TokenStat
 
 pytestmark = pytest.mark.integration
 

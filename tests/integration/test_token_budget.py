@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from compaction import estimate_messages_tokens
-from compaction.contract import CompactionDone
-from producers import trigger
-from producers.context import Producers
-from producers.relay import EventRelay
-from producers.stats import session_stats
-from service.events import EventPublisher
+from compaction.core.contract import CompactionDone
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.relay import EventRelay
+from compaction.producers.stats import session_stats
+from compaction.service.events import EventPublisher
+from compaction.worker.runtime import Runtime, install
 from tests.fakes import TRANSCRIPTS, conversation
 from tests.integration.producer_helpers import drain, queue
-from worker.runtime import Runtime, install
 
 pytestmark = pytest.mark.integration
 

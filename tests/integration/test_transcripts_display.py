@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from compaction.errors import InvalidRequest
-from store import Store
+from compaction.core.errors import InvalidRequest
+from compaction.store import Store
 from tests.fakes import conversation
 from tests.integration.transcript_helpers import assert_refused, turn, write
 

@@ -22,17 +22,17 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select, update
 
-from compaction.contract import CompactionDone
-from compaction.errors import InvalidRequest
-from compaction.messages import Message
-from store import Store
-from store.models import Agent, ChatSession
-from store.models import Message as MessageRow
+from compaction.core.contract import CompactionDone
+from compaction.core.errors import InvalidRequest
+from compaction.core.messages import Message
+from compaction.store import Store
+from compaction.store.models import Agent, ChatSession
+from compaction.store.models import Message as MessageRow
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.helpers import driver_error, failing
 from tests.integration.transcript_helpers import assert_refused, turn, write
 from tests.integration.worker_helpers import Harness, manual
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

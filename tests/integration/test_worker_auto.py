@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.contract import (
+from compaction.core.contract import (
     CompactionDone,
     CompactionSkipped,
     TokenUpdate,
 )
-from compaction.pruning import PLACEHOLDER
+from compaction.core.pruning import PLACEHOLDER
+from compaction.worker.jobs import run
+from compaction.worker.runtime import Runtime
 from tests.fakes import conversation
 from tests.integration.helpers import record_run
 from tests.integration.worker_helpers import (
@@ -23,8 +25,6 @@ from tests.integration.worker_helpers import (
     manual,
     on_llm_request,
 )
-from worker.jobs import run
-from worker.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from compaction.contract import CompactionDone
-from compaction.messages import Message
+from compaction.core.contract import CompactionDone
+from compaction.core.messages import Message
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
 from tests.llm_server import Reply
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

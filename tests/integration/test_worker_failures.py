@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from compaction.contract import CompactionDone
+from compaction.core.contract import CompactionDone
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.helpers import driver_error, failing
 from tests.integration.worker_helpers import (
@@ -21,7 +22,6 @@ from tests.integration.worker_helpers import (
     manual,
 )
 from tests.llm_server import Reply
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from rq.registry import StartedJobRegistry
 
-from compaction.contract import CompactionRequested
-from service.keys import lock_key
-from service.queue import compaction_queue, enqueue
-from store import Store, StoredMessage
+from compaction.core.contract import CompactionRequested
+from compaction.service.keys import lock_key
+from compaction.service.queue import compaction_queue, enqueue
+from compaction.store import Store, StoredMessage
 from tests.integration.process_helpers import (
     Proc,
     Processes,

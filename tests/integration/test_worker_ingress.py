@@ -8,12 +8,12 @@ import json
 import subprocess
 import threading
 
-from producers.context import Producers
-from producers.relay import EventRelay
-from service.keys import dead_stream, requests_stream
+from compaction.producers.context import Producers
+from compaction.producers.relay import EventRelay
+from compaction.service.keys import dead_stream, requests_stream
+from compaction.worker.ingress import Ingress
 from tests.integration.producer_helpers import queue, session_with
 from tests.integration.worker_helpers import wait_until
-from worker.ingress import Ingress
 
 
 def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:

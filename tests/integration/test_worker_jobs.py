@@ -16,15 +16,18 @@ import secrets
 
 import pytest
 
-from compaction.contract import (
+from compaction.core.contract import (
     AnyEvent,
     CompactionDone,
     CompactionRequested,
     TokenUpdate,
     TokenUsage,
 )
-from compaction.messages import SUMMARY_MARKER
-from service.usage import remember_usage
+from compaction.core.messages import SUMMARY_MARKER
+from compaction.service.usage import remember_usage
+from compaction.worker.jobs import compaction_requested, run
+from compaction.worker.llm.base import max_tokens_for
+from compaction.worker.runtime import Runtime, install
 from tests.fakes import conversation
 from tests.integration.worker_helpers import (
     CONTEXT_WINDOW,
@@ -37,9 +40,6 @@ from tests.integration.worker_helpers import (
     manual,
 )
 from tests.llm_server import DEFAULT_SUMMARY, Recorded
-from worker.jobs import compaction_requested, run
-from worker.llm.base import max_tokens_for
-from worker.runtime import Runtime, install
 
 pytestmark = pytest.mark.integration
 

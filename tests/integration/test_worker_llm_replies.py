@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from compaction.errors import LlmTimeout
+from compaction.core.errors import LlmTimeout
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.worker_helpers import (
     SQLITE_ONLY,
@@ -21,7 +22,6 @@ from tests.integration.worker_helpers import (
     manual,
 )
 from tests.llm_server import DEFAULT_SUMMARY, Reply
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from compaction.contract import CompactionDone
-from service.keys import lock_key
+from compaction.core.contract import CompactionDone
+from compaction.service.keys import lock_key
+from compaction.worker import jobs
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.worker_helpers import (
     SQLITE_ONLY,
@@ -22,8 +24,6 @@ from tests.integration.worker_helpers import (
     on_llm_request,
     wait_until,
 )
-from worker import jobs
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

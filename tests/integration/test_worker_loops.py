@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from compaction.contract import (
+from compaction.core.contract import (
     AnyEvent,
     CompactionDone,
     CompactionFailed,
@@ -25,17 +25,17 @@ from compaction.contract import (
     TokenUpdate,
     is_final,
 )
-from compaction.loop import RECENT_STEPS, is_loop_summary
-from compaction.messages import SUMMARY_MARKER, Message
-from compaction.validate import ensure_valid, problems
-from store import StoredMessage
+from compaction.core.loop import RECENT_STEPS, is_loop_summary
+from compaction.core.messages import SUMMARY_MARKER, Message
+from compaction.core.validate import ensure_valid, problems
+from compaction.store import StoredMessage
+from compaction.worker.jobs import run
+from compaction.worker.runtime import Runtime
 from tests.fakes import load_transcript
 from tests.integration.worker_helpers import Harness, auto, estimate_view
 from tests.invariants import same_up_to_pruning
 from tests.llm_server import Reply
 from tests.unit.test_loop_transcripts import loop_config, request_index
-from worker.jobs import run
-from worker.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 

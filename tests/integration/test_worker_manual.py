@@ -13,17 +13,20 @@ from collections.abc import Callable
 import pytest
 import redis
 
-from compaction.contract import (
+from compaction.core.contract import (
     CompactionDone,
     CompactionFailed,
     CompactionSkipped,
     TokenUpdate,
     TokenUsage,
 )
-from compaction.messages import Message
-from service.keys import lock_key
-from service.queue import EnqueueResult, submit
-from service.usage import remember_usage
+from compaction.core.messages import Message
+from compaction.service.keys import lock_key
+from compaction.service.queue import EnqueueResult, submit
+from compaction.service.usage import remember_usage
+from compaction.worker import updates
+from compaction.worker.jobs import run
+from compaction.worker.lock import SessionLock
 from tests.fakes import conversation
 from tests.integration.worker_helpers import (
     SQLITE_ONLY,
@@ -32,9 +35,6 @@ from tests.integration.worker_helpers import (
     manual,
     on_llm_request,
 )
-from worker import updates
-from worker.jobs import run
-from worker.lock import SessionLock
 
 pytestmark = pytest.mark.integration
 

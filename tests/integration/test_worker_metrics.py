@@ -15,9 +15,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from rq import Queue, Worker
 
 from benchmarks.processes import stop
-from compaction.contract import CompactionDone, CompactionFailed, CompactionSkipped
-from service.keys import lock_key
-from store import Store
+from compaction.core.contract import CompactionDone, CompactionFailed, CompactionSkipped
+from compaction.service.keys import lock_key
+from compaction.store import Store
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.process_helpers import (
     Proc,
@@ -31,7 +32,6 @@ from tests.integration.process_helpers import (
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, auto, manual
 from tests.llm_server import FakeLLM, Reply
 from tests.services import free_port
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from compaction.contract import CompactionFailed
+from compaction.core.contract import CompactionFailed
+from compaction.worker.jobs import compaction_requested
+from compaction.worker.runtime import install
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, assert_valid, manual
-from worker.jobs import compaction_requested
-from worker.runtime import install
 
 pytestmark = pytest.mark.integration
 

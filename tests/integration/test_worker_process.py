@@ -25,10 +25,10 @@ import time
 
 import pytest
 
-from compaction.contract import CompactionRequested
-from service.keys import lock_key, pending_key, pending_value
-from service.queue import compaction_queue, enqueue
-from store import Store
+from compaction.core.contract import CompactionRequested
+from compaction.service.keys import lock_key, pending_key, pending_value
+from compaction.service.queue import compaction_queue, enqueue
+from compaction.store import Store
 from tests.integration.process_helpers import (
     Processes,
     Server,

@@ -23,9 +23,11 @@ from rq.serializers import JSONSerializer
 from rq.webhook import Webhook
 from sqlalchemy import text
 
-from compaction.contract import CompactionRequested
-from service.keys import JOB_FUNCTION
-from store import Store, make_engine
+from compaction.core.contract import CompactionRequested
+from compaction.service.keys import JOB_FUNCTION
+from compaction.store import Store, make_engine
+from compaction.worker.rq_guard import WORKER_OPTIONS
+from compaction.worker.runtime import install
 from tests.fakes import conversation
 from tests.integration.process_helpers import (
     Proc,
@@ -39,8 +41,6 @@ from tests.integration.process_helpers import (
 )
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
 from tests.llm_server import FakeLLM
-from worker.rq_guard import WORKER_OPTIONS
-from worker.runtime import install
 
 pytestmark = pytest.mark.integration
 

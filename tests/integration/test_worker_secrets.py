@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from compaction.contract import CompactionDone
-from compaction.errors import LlmError
-from compaction.messages import Message
-from service import logs
+from compaction.core.contract import CompactionDone
+from compaction.core.errors import LlmError
+from compaction.core.messages import Message
+from compaction.service import logs
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.helpers import snapshot
 from tests.integration.worker_helpers import (
@@ -29,7 +30,6 @@ from tests.integration.worker_helpers import (
     manual,
 )
 from tests.llm_server import DEFAULT_SUMMARY, Reply
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

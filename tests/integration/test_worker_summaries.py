@@ -10,14 +10,14 @@ from dataclasses import replace
 
 import pytest
 
-from compaction.contract import CompactionDone
-from compaction.messages import SUMMARY_MARKER
-from compaction.prompts import summary_prefix
-from compaction.serialize import TURNS_CLOSE, TURNS_OPEN
+from compaction.core.contract import CompactionDone
+from compaction.core.messages import SUMMARY_MARKER
+from compaction.core.prompts import summary_prefix
+from compaction.core.serialize import TURNS_CLOSE, TURNS_OPEN
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, assert_failed, manual
 from tests.llm_server import DEFAULT_SUMMARY, Reply
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

@@ -14,17 +14,17 @@ from functools import partial
 
 import pytest
 
-from compaction.contract import CompactionDone, CompactionRequested, parse_event
-from producers import trigger
-from producers.context import Producers
-from producers.wait import wait_for_request
-from service.keys import events_stream, pending_key, upgrade_key
-from service.queue import EnqueueResult, pending_request, submit, take_pending
+from compaction.core.contract import CompactionDone, CompactionRequested, parse_event
+from compaction.producers import trigger
+from compaction.producers.context import Producers
+from compaction.producers.wait import wait_for_request
+from compaction.service.keys import events_stream, pending_key, upgrade_key
+from compaction.service.queue import EnqueueResult, pending_request, submit, take_pending
+from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import Harness, auto, manual, wait_until
 from tests.llm_server import FakeLLM
-from worker.jobs import run
 
 pytestmark = pytest.mark.integration
 

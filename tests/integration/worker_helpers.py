@@ -21,21 +21,21 @@ import redis
 from sqlalchemy import Engine
 
 from compaction import estimate_messages_tokens
-from compaction.contract import (
+from compaction.core.contract import (
     AnyEvent,
     CompactionDone,
     CompactionFailed,
     CompactionRequested,
     parse_event,
 )
-from compaction.messages import Message
-from service.events import EventPublisher
-from service.keys import events_stream, lock_key
-from service.settings import Settings
-from store import ChannelConfig, Store, StoredMessage
+from compaction.core.messages import Message
+from compaction.service.events import EventPublisher
+from compaction.service.keys import events_stream, lock_key
+from compaction.service.settings import Settings
+from compaction.store import ChannelConfig, Store, StoredMessage
+from compaction.worker.runtime import Runtime
 from tests.llm_server import FakeLLM, Recorded, Reply
 from tests.services import RedisNamespace
-from worker.runtime import Runtime
 
 T = TypeVar("T")
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"

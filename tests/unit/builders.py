@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compaction.messages import SUMMARY_MARKER, Message, ToolCall
+from compaction.core.messages import SUMMARY_MARKER, Message, ToolCall
 
 
 def call(arguments: dict[str, Any] | str = "{}", name: str = "bash", id_: str = "c1") -> ToolCall:

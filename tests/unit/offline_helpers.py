@@ -7,10 +7,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from compaction.messages import Message, ToolCall
-from compaction.offline import OfflineSummarizer
-from compaction.prompts import HEADINGS
-from compaction.summary import SummaryRequest
+from compaction.core.messages import Message, ToolCall
+from compaction.core.offline import OfflineSummarizer
+from compaction.core.prompts import HEADINGS
+from compaction.core.summary import SummaryRequest
 from tests.unit.builders import assistant, tool, user
 
 

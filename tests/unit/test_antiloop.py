@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.antiloop import suppressed
+from compaction.core.antiloop import suppressed
 
 
 @pytest.mark.parametrize(

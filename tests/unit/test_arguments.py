@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from compaction.arguments import readable, redacted, strings_of
-from compaction.redact import rules_for
+from compaction.core.arguments import readable, redacted, strings_of
+from compaction.core.redact import rules_for
 from tests.unit.builders import assistant, call, user
 
 KEY = "sk-" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"

@@ -3,9 +3,9 @@ docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 
-from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.messages import Message
-from compaction.validate import problems
+from compaction.core.assembly import ORPHAN_RESULT, assemble
+from compaction.core.messages import Message
+from compaction.core.validate import problems
 from tests.unit.builders import assistant, summary, system, tool, user
 
 PLACEHOLDER = ORPHAN_RESULT["en"]

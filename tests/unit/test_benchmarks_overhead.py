@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.overhead import report
 from benchmarks.timed_worker import Timers
-from compaction.engine import CompactionResult
+from compaction.core.engine import CompactionResult
 
 
 def stage(timers: Timers, phases: dict[str, float]) -> CompactionResult:

@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.blocks import blocks
+from compaction.core.blocks import blocks
 
 
 @given(st.lists(st.text(max_size=40), max_size=60), st.integers(min_value=1, max_value=100))

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.boundaries import Bounds, compactable, find_bounds, head_end, tail_start
-from compaction.config import CompactionConfig
-from compaction.engine import compact
-from compaction.errors import NothingToCompact
-from compaction.messages import Message
+from compaction.core.boundaries import Bounds, compactable, find_bounds, head_end, tail_start
+from compaction.core.config import CompactionConfig
+from compaction.core.engine import compact
+from compaction.core.errors import NothingToCompact
+from compaction.core.messages import Message
 from tests.fakes import FakeSummarizer
 from tests.unit.builders import assistant, convo, system, user
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from compaction import CompactionConfig, Message, NothingToCompact, ToolCall, compact
-from compaction.summary import SummaryRequest
+from compaction.core.summary import SummaryRequest
 from tests.fakes import FakeSummarizer, conversation
 
 #: The smallest input cap a config allows (summary_max_tokens + 2000, and 4000 at least).

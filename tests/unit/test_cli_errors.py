@@ -15,7 +15,7 @@ import pytest
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
-from cli import error_line, main
+from compaction.cli import error_line, main
 from tests.services import RedisNamespace
 
 #: nothing listens on port 1: the connection is refused at once

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from producers.commands import SlashCommand, parse_slash_command
+from compaction.producers.commands import SlashCommand, parse_slash_command
 
 
 @pytest.mark.parametrize(

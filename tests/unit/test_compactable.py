@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.boundaries import compactable
-from compaction.config import CompactionConfig
-from compaction.engine import compact
-from compaction.errors import NothingToCompact
+from compaction.core.boundaries import compactable
+from compaction.core.config import CompactionConfig
+from compaction.core.engine import compact
+from compaction.core.errors import NothingToCompact
 from tests.fakes import FakeSummarizer
 from tests.unit.builders import assistant, convo, system, user
 

@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from compaction import CompactionConfig as PublicConfig
-from compaction.config import CompactionConfig
-from compaction.errors import CompactionError, InvalidConfig
+from compaction.core.config import CompactionConfig
+from compaction.core.errors import CompactionError, InvalidConfig
 
 # --------------------------------------------------------------------------- defaults
 

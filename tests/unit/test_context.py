@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from service.context import resolve_context
-from service.settings import Settings
-from store.records import AgentSettings, SessionInfo
+from compaction.service.context import resolve_context
+from compaction.service.settings import Settings
+from compaction.store.records import AgentSettings, SessionInfo
 
 
 def info(model: str | None = None, agent_id: str | None = None) -> SessionInfo:

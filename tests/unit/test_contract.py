@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from compaction.contract import (
+from compaction.core.contract import (
     MAX_SESSION_ID,
     CompactionDone,
     CompactionStart,

@@ -18,7 +18,7 @@ from compaction import (
     compact,
     estimate_messages_tokens,
 )
-from compaction.pruning import PLACEHOLDER
+from compaction.core.pruning import PLACEHOLDER
 from tests.fakes import SMALL, FakeSummarizer, conversation
 from tests.invariants import check_invariants
 from tests.unit.builders import convo

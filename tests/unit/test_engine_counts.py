@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from compaction import InvalidRequest, compact, compact_loop
-from compaction.boundaries import token_counts
-from compaction.config import CompactionConfig
+from compaction.core.boundaries import token_counts
+from compaction.core.config import CompactionConfig
 from tests.fakes import FakeSummarizer, load_transcript
 
 CONFIG = CompactionConfig(context_window=40_000, protect_first_n=1)

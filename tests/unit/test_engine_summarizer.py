@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from compaction import SUMMARY_MARKER, CompactionConfig, compact, estimate_tokens
-from compaction.prompts import summary_prefix
-from compaction.pruning import PLACEHOLDER
+from compaction.core.prompts import summary_prefix
+from compaction.core.pruning import PLACEHOLDER
 from tests.fakes import SMALL, FakeSummarizer, conversation
 
 

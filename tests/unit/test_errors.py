@@ -9,9 +9,9 @@ from typing import Annotated, get_args
 import pytest
 from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 
-from compaction import errors
-from compaction.contract import CompactionFailed, CompactionSkipped, json_schemas
-from compaction.errors import (
+from compaction.core import errors
+from compaction.core.contract import CompactionFailed, CompactionSkipped, json_schemas
+from compaction.core.errors import (
     CompactionError,
     ErrorCode,
     InvalidConfig,

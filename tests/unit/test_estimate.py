@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from compaction.messages import Message
-from compaction.tokens import estimate_messages_tokens, text_estimator
-from producers.estimate import SessionEstimates
-from store.records import StoredMessage
+from compaction.core.messages import Message
+from compaction.core.tokens import estimate_messages_tokens, text_estimator
+from compaction.producers.estimate import SessionEstimates
+from compaction.store.records import StoredMessage
 from tests.fakes import conversation
 
 

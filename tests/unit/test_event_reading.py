@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import redis
 
-from compaction.contract import CompactionDone, CompactionStart
-from service.events import (
+from compaction.core.contract import CompactionDone, CompactionStart
+from compaction.service.events import (
     BLOCK_MS,
     MAX_BACKOFF_S,
     StreamCursor,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction.formats import from_anthropic, to_anthropic
-from compaction.messages import Message, ToolCall
+from compaction.core.formats import from_anthropic, to_anthropic
+from compaction.core.messages import Message, ToolCall
 from tests.unit.builders import call
 
 Wire = list[dict[str, Any]]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from compaction.errors import InvalidRequest
-from compaction.formats import from_anthropic, from_openai
-from compaction.messages import Message, ToolCall, messages_from_dicts
+from compaction.core.errors import InvalidRequest
+from compaction.core.formats import from_anthropic, from_openai
+from compaction.core.messages import Message, ToolCall, messages_from_dicts
 
 DICT_ERRORS: list[tuple[list[Any], str]] = [
     (

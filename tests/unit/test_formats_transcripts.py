@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction.formats import from_anthropic, from_openai, to_anthropic, to_openai
-from compaction.messages import Message, messages_from_dicts
+from compaction.core.formats import from_anthropic, from_openai, to_anthropic, to_openai
+from compaction.core.messages import Message, messages_from_dicts
 from tests.fakes import TRANSCRIPTS
 
 TRANSCRIPT_FILES = sorted(TRANSCRIPTS.glob("*.json"))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.identifiers import commands, error_lines, scan
-from compaction.messages import ToolCall
-from compaction.redact import redact_many
+from compaction.core.identifiers import commands, error_lines, scan
+from compaction.core.messages import ToolCall
+from compaction.core.redact import redact_many
 
 
 def _commands(arguments: str) -> list[str]:

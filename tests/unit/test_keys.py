@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.contract import Reason
-from service.keys import pending_parts, pending_value
+from compaction.core.contract import Reason
+from compaction.service.keys import pending_parts, pending_value
 
 
 @pytest.mark.parametrize("reason", ["auto", "manual"])

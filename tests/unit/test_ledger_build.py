@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.ledger import (
+from compaction.core.ledger import (
     FLOOR_SHARE,
     HEADINGS,
     KINDS,
@@ -16,7 +16,7 @@ from compaction.ledger import (
     render,
     shares,
 )
-from compaction.tokens import text_estimator
+from compaction.core.tokens import text_estimator
 from tests.unit.builders import assistant, call, tool, user
 
 ESTIMATE = text_estimator()

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from compaction.ledger import KINDS, extract
-from compaction.messages import SUMMARY_MARKER
-from compaction.redact import Secrets, rules_for
-from compaction.turns import Turns
+from compaction.core.ledger import KINDS, extract
+from compaction.core.messages import SUMMARY_MARKER
+from compaction.core.redact import Secrets, rules_for
+from compaction.core.turns import Turns
 from tests.unit.builders import assistant, call, tool, user
 
 KIND_NAMES = list(KINDS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.ledger import extract
+from compaction.core.ledger import extract
 from tests.unit.builders import assistant, call, tool, user
 
 # --------------------------------------------------------------------------- paths

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from compaction.errors import LlmError, LlmTimeout
-from worker.llm.base import ClientOptions, SdkClient, SdkErrors
-from worker.llm.deadline import DeadlineClient
+from compaction.core.errors import LlmError, LlmTimeout
+from compaction.worker.llm.base import ClientOptions, SdkClient, SdkErrors
+from compaction.worker.llm.deadline import DeadlineClient
 
 KEY = "sk-test-" + "0123456789abcdef" * 2
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.llm.rules import (
+from compaction.worker.llm.rules import (
     MIN_THINKING_BUDGET,
     accepts_temperature,
     anthropic_arguments,

@@ -12,11 +12,11 @@ from datetime import datetime, timedelta
 import fakeredis
 import pytest
 
-from compaction.contract import CompactionSkipped
-from service import logs
-from service.events import EventPublisher
-from service.keys import lock_key
-from worker.lock import SessionLock
+from compaction.core.contract import CompactionSkipped
+from compaction.service import logs
+from compaction.service.events import EventPublisher
+from compaction.service.keys import lock_key
+from compaction.worker.lock import SessionLock
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_lock_lost_keeps_its_fields(caplog: pytest.LogCaptureFixture) -> None:
         assert not lock.renew()
 
     [record] = records(caplog, "lock lost")
-    assert (record.name, record.levelname) == ("worker.lock", "WARNING")
+    assert (record.name, record.levelname) == ("compaction.worker.lock", "WARNING")
     assert record.key == "compaction:lock:s-1"  # type: ignore[attr-defined]
     assert "lock" in record.error.lower()  # type: ignore[attr-defined]
     assert lock.lost.is_set()
@@ -86,7 +86,9 @@ def test_unconfigured_logs_never_reach_stdout(capsys: pytest.CaptureFixture[str]
     handlers = root.handlers[:]
     root.handlers[:] = []
     try:
-        logs.get_logger("service.events").warning("event relay reconnecting", error="gone")
+        logs.get_logger("compaction.service.events").warning(
+            "event relay reconnecting", error="gone"
+        )
     finally:
         root.handlers[:] = handlers
     assert capsys.readouterr().out == ""

@@ -11,12 +11,12 @@ from dataclasses import replace
 import pytest
 
 from compaction import CompactionConfig, MessageTooLarge, NothingToCompact
-from compaction.assembly import ORPHAN_RESULT
-from compaction.loop import RECENT_STEPS, compact_loop, is_loop_summary
-from compaction.messages import Message, ToolCall
-from compaction.prompts import HEADINGS, summary_prefix
-from compaction.prompts_loop import LOOP, LOOP_HEADINGS, LOOP_MARKER
-from compaction.validate import problems
+from compaction.core.assembly import ORPHAN_RESULT
+from compaction.core.loop import RECENT_STEPS, compact_loop, is_loop_summary
+from compaction.core.messages import Message, ToolCall
+from compaction.core.prompts import HEADINGS, summary_prefix
+from compaction.core.prompts_loop import LOOP, LOOP_HEADINGS, LOOP_MARKER
+from compaction.core.validate import problems
 from tests.fakes import FakeSummarizer
 from tests.invariants import check_invariants
 from tests.unit.builders import assistant, summary, system, tool, user

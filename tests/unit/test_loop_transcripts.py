@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 
 from compaction import CompactionConfig, compact, estimate_messages_tokens
-from compaction.loop import RECENT_STEPS, LoopResult, compact_loop, is_loop_summary
-from compaction.messages import Message, last_real_user_index
-from compaction.prompts_loop import LOOP
-from compaction.validate import problems
+from compaction.core.loop import RECENT_STEPS, LoopResult, compact_loop, is_loop_summary
+from compaction.core.messages import Message, last_real_user_index
+from compaction.core.prompts_loop import LOOP
+from compaction.core.validate import problems
 from tests.fakes import TRANSCRIPT_NAMES, FakeSummarizer, load_transcript
 from tests.invariants import check_invariants
 

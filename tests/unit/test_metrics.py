@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from worker import metrics
-from worker.metrics import JobMetrics
+from compaction.worker import metrics
+from compaction.worker.metrics import JobMetrics
 
 
 def sample(registry: CollectorRegistry, name: str, **labels: str) -> float:

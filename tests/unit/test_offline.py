@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from compaction import CompactionConfig, compact, estimate_messages_tokens
-from compaction.messages import SUMMARY_MARKER
-from compaction.offline import OfflineSummarizer
-from compaction.prompts import HEADINGS, Language, build_prompt
+from compaction.core.messages import SUMMARY_MARKER
+from compaction.core.offline import OfflineSummarizer
+from compaction.core.prompts import HEADINGS, Language, build_prompt
 from tests.fakes import load_transcript
 from tests.unit.builders import assistant, system, user
 from tests.unit.offline_helpers import EN, NONE, conversation, request, section, summarize

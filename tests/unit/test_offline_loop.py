@@ -9,11 +9,11 @@ from dataclasses import replace
 import pytest
 
 from compaction import CompactionConfig, estimate_messages_tokens
-from compaction.loop import LoopResult, compact_loop
-from compaction.messages import Message, last_real_user_index
-from compaction.offline import OfflineSummarizer
-from compaction.prompts import HEADINGS, Language
-from compaction.prompts_loop import LOOP, LOOP_HEADINGS, LOOP_MARKER
+from compaction.core.loop import LoopResult, compact_loop
+from compaction.core.messages import Message, last_real_user_index
+from compaction.core.offline import OfflineSummarizer
+from compaction.core.prompts import HEADINGS, Language
+from compaction.core.prompts_loop import LOOP, LOOP_HEADINGS, LOOP_MARKER
 from tests.fakes import load_transcript
 from tests.unit.builders import assistant, tool
 from tests.unit.offline_helpers import NONE, bash, request, section

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from compaction.messages import Message
+from compaction.core.messages import Message
 from tests.unit.builders import assistant, tool, user
 from tests.unit.offline_helpers import EN, NONE, ZH, bash, conversation, section, summarize
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.messages import SUMMARY_MARKER, Message, ToolCall
-from compaction.prompts import (
+from compaction.core.messages import SUMMARY_MARKER, Message, ToolCall
+from compaction.core.prompts import (
     LANGUAGE_SAMPLE_LETTERS,
     detect_language,
     strip_prefix,

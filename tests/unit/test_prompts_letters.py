@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.prompts import detect_language
+from compaction.core.prompts import detect_language
 from tests.unit.builders import user
 
 

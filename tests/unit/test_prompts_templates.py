@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.prompts import HEADINGS as PROMPT_HEADINGS
-from compaction.prompts import Language, build_prompt
-from compaction.serialize import TURNS_CLOSE, TURNS_OPEN
+from compaction.core.prompts import HEADINGS as PROMPT_HEADINGS
+from compaction.core.prompts import Language, build_prompt
+from compaction.core.serialize import TURNS_CLOSE, TURNS_OPEN
 
 
 def headings(prompt: str) -> list[str]:

@@ -20,8 +20,8 @@ from compaction import (
     compact_staged,
     compactable,
 )
-from compaction.config import CompactionConfig as Config
-from compaction.validate import problems
+from compaction.core.config import CompactionConfig as Config
+from compaction.core.validate import problems
 from tests.fakes import FakeSummarizer
 from tests.invariants import check_invariants
 

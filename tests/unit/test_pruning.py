@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.messages import Message
-from compaction.pruning import PLACEHOLDER, prune, prune_cut
+from compaction.core.messages import Message
+from compaction.core.pruning import PLACEHOLDER, prune, prune_cut
 from tests.unit.builders import assistant, system, tool, user
 
 P = PLACEHOLDER["en"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.records import mask_url, url_secrets
+from compaction.store.records import mask_url, url_secrets
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.redact import (
+from compaction.core.redact import (
     REDACTED,
     redact,
 )

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.redact import (
+from compaction.core.redact import (
     _RULES,
     MIN_HIDDEN_CHARS,
     REDACTED,

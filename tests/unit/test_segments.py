@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from compaction import CompactionConfig
-from compaction.loop import compact_loop, is_loop_summary
-from compaction.messages import Message, last_real_user_index
-from compaction.segments import SEGMENTS, segment_of, tag_of, tokens_by_segment
-from compaction.tokens import estimate_tokens
+from compaction.core.loop import compact_loop, is_loop_summary
+from compaction.core.messages import Message, last_real_user_index
+from compaction.core.segments import SEGMENTS, segment_of, tag_of, tokens_by_segment
+from compaction.core.tokens import estimate_tokens
 from tests.fakes import FakeSummarizer, load_transcript
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.config import CompactionConfig
-from compaction.serialize import TURNS_CLOSE, cut, serialize, serialize_message
+from compaction.core.config import CompactionConfig
+from compaction.core.serialize import TURNS_CLOSE, cut, serialize, serialize_message
 from tests.unit.builders import assistant, call, summary, system, tool, user
 
 HEAD, TAIL = 4_000, 1_500

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.errors import InvalidConfig
-from service.settings import Settings
+from compaction.core.errors import InvalidConfig
+from compaction.service.settings import Settings
 
 TOKEN = "gateway-token-0123456789abcdef"
 

@@ -17,9 +17,9 @@ from compaction import (
     is_loop_summary,
     loop_follows,
 )
-from compaction.boundaries import compactable, token_counts
-from compaction.messages import Message, ToolCall
-from compaction.prompts_loop import LOOP_MARKER
+from compaction.core.boundaries import compactable, token_counts
+from compaction.core.messages import Message, ToolCall
+from compaction.core.prompts_loop import LOOP_MARKER
 from tests.fakes import FakeSummarizer
 from tests.invariants import check_invariants
 from tests.unit.builders import assistant, system, tool, user

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.errors import InvalidRequest
-from compaction.identifiers import commands
-from compaction.ledger import Ledger, extract, render
-from compaction.messages import Message, ToolCall, messages_from_dicts
-from compaction.storable import MAX_ARGUMENTS_DEPTH, MAX_TOOL_CALL_ID, check_storable, storable
+from compaction.core.errors import InvalidRequest
+from compaction.core.identifiers import commands
+from compaction.core.ledger import Ledger, extract, render
+from compaction.core.messages import Message, ToolCall, messages_from_dicts
+from compaction.core.storable import MAX_ARGUMENTS_DEPTH, MAX_TOOL_CALL_ID, check_storable, storable
 
 
 def call(arguments: Any = "{}", *, call_id: str = "c1", name: str = "bash") -> dict[str, Any]:

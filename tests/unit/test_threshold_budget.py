@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.config import CompactionConfig, threshold_tokens
-from compaction.errors import InvalidConfig
-from service.context import resolve_context, token_budget
-from service.settings import Settings
-from store.records import AgentSettings, SessionInfo
+from compaction.core.config import CompactionConfig, threshold_tokens
+from compaction.core.errors import InvalidConfig
+from compaction.service.context import resolve_context, token_budget
+from compaction.service.settings import Settings
+from compaction.store.records import AgentSettings, SessionInfo
 
 INFO = SessionInfo("s1", "a1", None, 0, 0)
 

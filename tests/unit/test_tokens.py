@@ -6,7 +6,7 @@ import pytest
 
 from compaction import estimate_messages_tokens as public_estimate_messages_tokens
 from compaction import estimate_tokens as public_estimate_tokens
-from compaction.tokens import (
+from compaction.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     TextEstimator,
     count_cjk,

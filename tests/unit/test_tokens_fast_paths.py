@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.messages import Message, ToolCall
-from compaction.tokens import count_cjk, estimate_messages_tokens, estimate_reusing, text_estimator
+from compaction.core.messages import Message, ToolCall
+from compaction.core.tokens import (
+    count_cjk,
+    estimate_messages_tokens,
+    estimate_reusing,
+    text_estimator,
+)
 
 CJK = text_estimator("cjk", 4)
 

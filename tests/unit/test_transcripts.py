@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.survival import GOAL, compacted, config_for, survival
-from compaction.engine import CompactionResult
-from compaction.messages import Message
-from compaction.redact import redact
-from compaction.serialize import serialize
+from compaction.core.engine import CompactionResult
+from compaction.core.messages import Message
+from compaction.core.redact import redact
+from compaction.core.serialize import serialize
 from tests.fakes import TRANSCRIPT_NAMES, FakeSummarizer, load_transcript
 from tests.invariants import check_invariants
 
@@ -32,7 +32,7 @@ def test_transcript_compacts_within_invariants(name: str) -> None:
 @pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
 def test_ledger_keeps_every_kind_of_identifier_verbatim(name: str) -> None:
     # Paths, commands, errors, URLs and ids of the compacted span, by the reference extractor of
-    # benchmarks/survival.py (independent of compaction.identifiers), with a summarizer that
+    # benchmarks/survival.py (independent of compaction.core.identifiers), with a summarizer that
     # writes nothing useful: the ledger alone keeps them.
     for row in survival(name):
         assert row.share >= GOAL, (

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.turns import Turns
+from compaction.core.turns import Turns
 from tests.unit.builders import assistant, call, summary, tool, user
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction.errors import InvalidRequest
-from compaction.messages import messages_from_dicts
-from compaction.validate import ensure_valid, problems
+from compaction.core.errors import InvalidRequest
+from compaction.core.messages import messages_from_dicts
+from compaction.core.validate import ensure_valid, problems
 from tests.fakes import TRANSCRIPTS
 from tests.unit.builders import assistant, convo, summary, system, tool, user
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from service.settings import Settings
-from store.records import ChannelConfig
-from worker.llm.base import ChatClient, ClientOptions, Completion, LlmSummarizer, SdkClient
+from compaction.service.settings import Settings
+from compaction.store.records import ChannelConfig
+from compaction.worker.llm.base import (
+    ChatClient,
+    ClientOptions,
+    Completion,
+    LlmSummarizer,
+    SdkClient,
+)
 
 DEEPSEEK_URL = "https://api.deepseek.com"
 
@@ -26,8 +32,8 @@ def client_key(channel: ChannelConfig) -> ClientKey:
 def build_client(channel: ChannelConfig, settings: Settings) -> SdkClient:
     # The SDKs are imported here, not at module load: they take seconds to import, and the
     # command line should not pay that for every subcommand.
-    from worker.llm.anthropic_client import AnthropicClient
-    from worker.llm.openai_client import OpenAICompatibleClient
+    from compaction.worker.llm.anthropic_client import AnthropicClient
+    from compaction.worker.llm.openai_client import OpenAICompatibleClient
 
     default_url = DEEPSEEK_URL if channel.provider == "deepseek" else None
     options = ClientOptions(

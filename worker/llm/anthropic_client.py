@@ -7,9 +7,9 @@ from typing import Any, cast
 
 import anthropic
 
-from compaction.formats import to_anthropic
-from compaction.messages import Message
-from worker.llm.base import (
+from compaction.core.formats import to_anthropic
+from compaction.core.messages import Message
+from compaction.worker.llm.base import (
     ClientOptions,
     Completion,
     SdkClient,
@@ -18,7 +18,7 @@ from worker.llm.base import (
     malformed,
     text_of,
 )
-from worker.llm.rules import anthropic_arguments
+from compaction.worker.llm.rules import anthropic_arguments
 
 
 class AnthropicClient(SdkClient):

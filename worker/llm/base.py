@@ -16,11 +16,11 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from compaction.engine import SummaryRequest
-from compaction.errors import LlmError, LlmTimeout
-from compaction.messages import Message
-from compaction.redact import Secrets, redact
-from store.records import url_secrets
+from compaction.core.engine import SummaryRequest
+from compaction.core.errors import LlmError, LlmTimeout
+from compaction.core.messages import Message
+from compaction.core.redact import Secrets, redact
+from compaction.store.records import url_secrets
 
 #: Output ceiling whatever the budget says (most providers cap lower for small models).
 MAX_OUTPUT_TOKENS = 16_000
@@ -75,7 +75,7 @@ class ClientOptions:
         which would make the SDK read its provider's environment variable instead. Its HTTP
         client gives each attempt one deadline of ``timeout_s`` (``worker/llm/deadline.py``)."""
         # Imported with the SDKs, when a client is built (``build_client``): httpx takes a while.
-        from worker.llm.deadline import DeadlineClient
+        from compaction.worker.llm.deadline import DeadlineClient
 
         return {
             "api_key": self.api_key or missing_key,

@@ -33,7 +33,7 @@ from typing import Any
 import httpcore2
 import httpx2
 
-from store.records import mask_url
+from compaction.store.records import mask_url
 
 # The deadline of the attempt this thread is making. Set when an attempt starts and read by
 # its socket operations, including the body's, which httpx reads after the transport returns

@@ -8,9 +8,9 @@ from typing import Any, cast
 
 import openai
 
-from compaction.formats import to_openai
-from compaction.messages import Message
-from worker.llm.base import (
+from compaction.core.formats import to_openai
+from compaction.core.messages import Message
+from compaction.worker.llm.base import (
     ClientOptions,
     Completion,
     SdkClient,
@@ -19,7 +19,7 @@ from worker.llm.base import (
     malformed,
     text_of,
 )
-from worker.llm.rules import openai_arguments
+from compaction.worker.llm.rules import openai_arguments
 
 
 class OpenAICompatibleClient(SdkClient):

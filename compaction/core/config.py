@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from compaction.contract import CONTEXT_WINDOW_MIN
-from compaction.errors import invalid_config
-from compaction.tokens import EstimatorName, TextEstimator, text_estimator
+from compaction.core.contract import CONTEXT_WINDOW_MIN
+from compaction.core.errors import invalid_config
+from compaction.core.tokens import EstimatorName, TextEstimator, text_estimator
 
 SummaryLanguage = Literal["auto", "zh", "en"]
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compaction.boundaries import history_compactable, loop_compactable, token_counts
-from compaction.config import CompactionConfig
-from compaction.contract import Stage
-from compaction.engine import CompactionResult, Reason, compact
-from compaction.loop import LoopResult, compact_loop
-from compaction.messages import Message
-from compaction.summary import Summarizer
+from compaction.core.boundaries import history_compactable, loop_compactable, token_counts
+from compaction.core.config import CompactionConfig
+from compaction.core.contract import Stage
+from compaction.core.engine import CompactionResult, Reason, compact
+from compaction.core.loop import LoopResult, compact_loop
+from compaction.core.messages import Message
+from compaction.core.summary import Summarizer
 
 __all__ = ["Staged", "compact_staged", "first_stage", "loop_follows", "loop_stage"]
 

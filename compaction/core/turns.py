@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
-from compaction.arguments import readable, strings_of
-from compaction.messages import Message, ToolCall
+from compaction.core.arguments import readable, strings_of
+from compaction.core.messages import Message, ToolCall
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from compaction.errors import InvalidRequest
-from compaction.messages import Message
+from compaction.core.errors import InvalidRequest
+from compaction.core.messages import Message
 
 Provider = Literal["openai", "anthropic", "both"]
 

@@ -16,12 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from compaction import ledger
-from compaction.identifiers import commands
-from compaction.messages import Message, ToolCall
-from compaction.prompts import HEADINGS, Language
-from compaction.prompts_loop import LOOP_HEADINGS, LOOP_MARKER
-from compaction.summary import SummaryRequest
+from compaction.core import ledger
+from compaction.core.identifiers import commands
+from compaction.core.messages import Message, ToolCall
+from compaction.core.prompts import HEADINGS, Language
+from compaction.core.prompts_loop import LOOP_HEADINGS, LOOP_MARKER
+from compaction.core.summary import SummaryRequest
 
 _MARK: dict[Language, str] = {
     "en": "(Extractive summary built without an LLM: the lines below are quoted from the turns.)",

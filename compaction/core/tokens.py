@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
-from compaction.messages import Message
+from compaction.core.messages import Message
 
 EstimatorName = Literal["cjk", "seed"]
 TextEstimator = Callable[[str], int]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compaction.blocks import blocks
+from compaction.core.blocks import blocks
 
 REDACTED = "[REDACTED]"
 

@@ -13,10 +13,10 @@ import re
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from compaction.errors import InvalidRequest
+from compaction.core.errors import InvalidRequest
 
 if TYPE_CHECKING:  # messages.py checks its dicts with this module
-    from compaction.messages import Message
+    from compaction.core.messages import Message
 
 #: Deepest nesting accepted in tool-call arguments: far past any real tool's, far below Python's
 #: recursion limit, which the summary's ledger meets when it parses them with ``json.loads``.

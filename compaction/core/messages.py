@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from compaction.errors import InvalidRequest
-from compaction.storable import check_storable, too_deep
+from compaction.core.errors import InvalidRequest
+from compaction.core.storable import check_storable, too_deep
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})

@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from compaction.messages import Message
-from compaction.redact import Rules, redact_many
+from compaction.core.messages import Message
+from compaction.core.redact import Rules, redact_many
 
 
 def strings_of(arguments: str) -> list[str] | None:

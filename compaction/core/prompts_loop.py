@@ -5,8 +5,8 @@ and the focus line are the history's (``compaction/prompts.py``)."""
 
 from __future__ import annotations
 
-from compaction.messages import Message
-from compaction.prompts import Language, PromptSet, structure
+from compaction.core.messages import Message
+from compaction.core.prompts import Language, PromptSet, structure
 
 #: Every loop summary starts with this marker: what the main model reads, and what tells a
 #: loop summary from the history's when the text is all one has (``SUMMARY_MARKER``).

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from compaction.errors import InvalidRequest
-from compaction.messages import (
+from compaction.core.errors import InvalidRequest
+from compaction.core.messages import (
     Message,
     Role,
     ToolCall,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compaction.messages import Message
+from compaction.core.messages import Message
 
 PLACEHOLDER = {
     "zh": "[旧工具输出已清除以节省上下文]",

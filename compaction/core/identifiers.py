@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress, filterfalse
 
-from compaction.messages import ToolCall
+from compaction.core.messages import ToolCall
 
 _COMMAND_KEYS = ("command", "cmd", "script")
 #: Longer items are not identifiers a reader copies (a line of prose, a minified file).

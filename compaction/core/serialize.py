@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from compaction.messages import ROLES, Message
+from compaction.core.messages import ROLES, Message
 
 TURNS_OPEN = "<turns>"
 TURNS_CLOSE = "</turns>"

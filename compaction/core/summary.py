@@ -15,19 +15,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from compaction import ledger
-from compaction.arguments import redacted
-from compaction.chunks import Chunk, fit, plan
-from compaction.config import CompactionConfig
-from compaction.errors import SummaryTooLong, SummaryTooShort
-from compaction.messages import Message
-from compaction.prompts import HISTORY, Language, PromptSet
-from compaction.prompts_loop import LOOP, is_loop_summary
-from compaction.redact import Rules, Secrets, redact, redact_many, rules_for
-from compaction.serialize import serialize
-from compaction.storable import storable
-from compaction.tokens import TextEstimator, text_estimator
-from compaction.turns import Turns
+from compaction.core import ledger
+from compaction.core.arguments import redacted
+from compaction.core.chunks import Chunk, fit, plan
+from compaction.core.config import CompactionConfig
+from compaction.core.errors import SummaryTooLong, SummaryTooShort
+from compaction.core.messages import Message
+from compaction.core.prompts import HISTORY, Language, PromptSet
+from compaction.core.prompts_loop import LOOP, is_loop_summary
+from compaction.core.redact import Rules, Secrets, redact, redact_many, rules_for
+from compaction.core.serialize import serialize
+from compaction.core.storable import storable
+from compaction.core.tokens import TextEstimator, text_estimator
+from compaction.core.turns import Turns
 
 #: The least room a call keeps for the turns: a focus that would leave less is cut.
 _MIN_TURNS_TOKENS = 1_000

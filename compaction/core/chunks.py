@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compaction.messages import Message
-from compaction.serialize import cut
-from compaction.tokens import TextEstimator
+from compaction.core.messages import Message
+from compaction.core.serialize import cut
+from compaction.core.tokens import TextEstimator
 
 #: Between two serialized turns in a chunk.
 JOIN = "\n\n"

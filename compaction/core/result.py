@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction.messages import Message
-from compaction.prompts import Language
-from compaction.summary import Summary
+from compaction.core.messages import Message
+from compaction.core.prompts import Language
+from compaction.core.summary import Summary
 
 
 @dataclass

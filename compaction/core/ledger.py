@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from compaction.blocks import blocks
-from compaction.identifiers import MAX_ITEM_CHARS, commands, error_lines, scan
-from compaction.messages import Message
-from compaction.redact import Rules, Secrets, redact_many, rules_for
-from compaction.storable import storable
-from compaction.tokens import TextEstimator
-from compaction.turns import Turns
+from compaction.core.blocks import blocks
+from compaction.core.identifiers import MAX_ITEM_CHARS, commands, error_lines, scan
+from compaction.core.messages import Message
+from compaction.core.redact import Rules, Secrets, redact_many, rules_for
+from compaction.core.storable import storable
+from compaction.core.tokens import TextEstimator
+from compaction.core.turns import Turns
 
 #: Kinds in priority order: the order they are listed in, and the order in which the token cap's
 #: leftover is spent.

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compaction.config import CompactionConfig
-from compaction.messages import Message, last_real_user_index
-from compaction.tokens import estimate_tokens
+from compaction.core.config import CompactionConfig
+from compaction.core.messages import Message, last_real_user_index
+from compaction.core.tokens import estimate_tokens
 
 #: Assistant steps the loop stage keeps verbatim at the end of the loop, at the least.
 RECENT_STEPS = 3
@@ -83,7 +83,7 @@ def find_bounds(
     last_user = last_real_user_index(messages)
     if last_user is not None and tail > last_user:
         # The latest real request and the loop after it are never summarized here: the loop
-        # has its own stage and prompt (``compaction.loop``).
+        # has its own stage and prompt (``compaction.core.loop``).
         tail = last_user
     return Bounds(head, max(head, tail))
 

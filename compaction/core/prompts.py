@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compaction.messages import SUMMARY_MARKER, Message
-from compaction.serialize import TURNS_CLOSE, TURNS_OPEN
-from compaction.tokens import count_cjk
+from compaction.core.messages import SUMMARY_MARKER, Message
+from compaction.core.serialize import TURNS_CLOSE, TURNS_OPEN
+from compaction.core.tokens import count_cjk
 
 Language = Literal["zh", "en"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compaction.messages import Message
+from compaction.core.messages import Message
 
 ORPHAN_RESULT = {
     "zh": "[结果来自已压缩的历史 -- 见上方摘要]",

@@ -11,22 +11,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.boundaries import bounds_for, compactable, head_end, summarizable, token_counts
-from compaction.config import CompactionConfig
-from compaction.errors import (
+from compaction.core.assembly import ORPHAN_RESULT, assemble
+from compaction.core.boundaries import bounds_for, compactable, head_end, summarizable, token_counts
+from compaction.core.config import CompactionConfig
+from compaction.core.errors import (
     InvalidRequest,
     MessageTooLarge,
     NothingToCompact,
     SystemPromptTooLarge,
 )
-from compaction.messages import Message
-from compaction.prompts import Language, summary_language
-from compaction.pruning import PLACEHOLDER, prune
-from compaction.result import CompactionResult, PhaseClock, summary_fields
-from compaction.summary import Summarizer, Summary, SummaryRequest, summarize
-from compaction.tokens import estimate_reusing, estimate_tokens
-from compaction.validate import ensure_valid
+from compaction.core.messages import Message
+from compaction.core.prompts import Language, summary_language
+from compaction.core.pruning import PLACEHOLDER, prune
+from compaction.core.result import CompactionResult, PhaseClock, summary_fields
+from compaction.core.summary import Summarizer, Summary, SummaryRequest, summarize
+from compaction.core.tokens import estimate_reusing, estimate_tokens
+from compaction.core.validate import ensure_valid
 
 __all__ = ["CompactionResult", "Reason", "Summarizer", "SummaryRequest", "compact", "compactable"]
 

@@ -17,18 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compaction.assembly import ORPHAN_RESULT, assemble
-from compaction.boundaries import RECENT_STEPS, loop_bounds, summarizable
-from compaction.config import CompactionConfig
-from compaction.engine import CompactionResult, Reason, checked_counts
-from compaction.errors import MessageTooLarge, NothingToCompact
-from compaction.messages import Message
-from compaction.prompts import Language, summary_language
-from compaction.prompts_loop import LOOP, is_loop_summary
-from compaction.result import PhaseClock, summary_fields
-from compaction.summary import Summarizer, summarize
-from compaction.tokens import estimate_reusing
-from compaction.validate import ensure_valid
+from compaction.core.assembly import ORPHAN_RESULT, assemble
+from compaction.core.boundaries import RECENT_STEPS, loop_bounds, summarizable
+from compaction.core.config import CompactionConfig
+from compaction.core.engine import CompactionResult, Reason, checked_counts
+from compaction.core.errors import MessageTooLarge, NothingToCompact
+from compaction.core.messages import Message
+from compaction.core.prompts import Language, summary_language
+from compaction.core.prompts_loop import LOOP, is_loop_summary
+from compaction.core.result import PhaseClock, summary_fields
+from compaction.core.summary import Summarizer, summarize
+from compaction.core.tokens import estimate_reusing
+from compaction.core.validate import ensure_valid
 
 __all__ = ["RECENT_STEPS", "LoopResult", "compact_loop", "is_loop_summary"]
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypeGuard
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from compaction.errors import ErrorCode, SkipCode
+from compaction.core.errors import ErrorCode, SkipCode
 
 Reason = Literal["auto", "manual"]
 #: the segment a run compacts (docs/architecture.md, "Events"): the history before the current

@@ -6,7 +6,7 @@ from the messages themselves:
   compaction summary, a system message in the middle);
 - ``loop``: the assistant and tool messages after that request (the current task's tool calls
   and results, and the agent's replies), and a summary there (the loop's execution summary,
-  ``compaction.loop``);
+  ``compaction.core.loop``);
 - ``state``: the latest real user request itself, and any later message that is neither
   assistant nor tool (a user or system note the gateway appends with the current state).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, cast, get_args
 
-from compaction.messages import Message, last_real_user_index
+from compaction.core.messages import Message, last_real_user_index
 
 Segment = Literal["system", "history", "loop", "state"]
 SEGMENTS: tuple[Segment, ...] = get_args(Segment)
