@@ -47,7 +47,7 @@ def create_app(resources: Resources) -> FastAPI:
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    static = package_files.files("gateway").joinpath("static")
+    static = package_files.files("compaction.gateway").joinpath("static")
     app.mount("/", StaticFiles(directory=str(static), html=True), name="console")
     options = resources.options
     # Added innermost first: a request meets CORS, then the body cap, then the token guard.

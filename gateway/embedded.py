@@ -10,36 +10,25 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import fakeredis
 import fakeredis.aioredis
-import redis
-from rq import SimpleWorker
-from rq.timeouts import TimerDeathPenalty
 
 from compaction.core.messages import Message
+from compaction.embedded import running
 from compaction.gateway.chat_model import OfflineChatModel
 from compaction.gateway.resources import GatewayOptions, Resources
-from compaction.producers.context import Producers
-from compaction.service.events import EventPublisher
 from compaction.service.settings import Settings
-from compaction.store import Store, make_sessionmaker
-from compaction.store.migrate import upgrade
-from compaction.worker import runtime
-from compaction.worker.rq_guard import WORKER_OPTIONS
+from compaction.store import Store
 
 #: the bundled sessions' agent: a window small enough that a bundled transcript (about 28,000
 #: tokens) is past the threshold, so the first message compacts it (and /compact has work)
 AGENT_ID = "demo"
 CONTEXT_WINDOW = 32_000
-#: how long the worker waits on an empty queue before it looks whether it should stop
-POLL_S = 1
 
 
 @dataclass(frozen=True)
@@ -54,44 +43,6 @@ def is_embedded(settings: Settings) -> bool:
     """No database and no Redis configured (environment or ``.env``): nothing outside this
     process could share the gateway's data, so it runs everything itself."""
     return {"database_url", "redis_url"}.isdisjoint(settings.model_fields_set)
-
-
-class _ThreadWorker(SimpleWorker):
-    """RQ's ``SimpleWorker`` off the main thread: signals belong to the main thread (uvicorn
-    handles them), so it installs no handler and times jobs out with a timer, not SIGALRM."""
-
-    death_penalty_class = TimerDeathPenalty
-
-    def _install_signal_handlers(self) -> None:
-        pass
-
-
-class InProcessWorker:
-    """A worker thread on the embedded queue, running jobs as ``compaction worker`` does
-    (``WORKER_OPTIONS``: the JSON serializer and the job guard).
-
-    RQ looks at a stop request only between jobs, never while it waits on an empty queue: so
-    each RQ worker quits after ``POLL_S`` idle and the thread starts a fresh one until told to
-    stop (a blocking wait meanwhile, so a job starts as soon as it is queued)."""
-
-    def __init__(self, client: redis.Redis, queue_name: str) -> None:
-        self.client = client
-        self.queue_name = queue_name
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._work, name="compaction-worker", daemon=True)
-
-    def _work(self) -> None:
-        while not self.stopping.is_set():
-            worker = _ThreadWorker([self.queue_name], connection=self.client, **WORKER_OPTIONS)
-            worker.work(max_idle_time=POLL_S, logging_level="WARNING")
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Ends the loop after the job at hand."""
-        self.stopping.set()
-        self.thread.join(timeout)
 
 
 @dataclass
@@ -129,35 +80,17 @@ def embedded(
     stopped and the temporary folder removed when the block ends."""
     folder = Path(tempfile.mkdtemp(prefix="compaction-gateway-"))
     try:
-        settings = embedded_settings(settings, folder)
-        upgrade(settings.database_url)
-        store = Store(make_sessionmaker(settings.database_url))
-        sessions = import_bundled(store, bundled)
-        server = fakeredis.FakeServer()
-        client = fakeredis.FakeRedis(server=server)
-        context = Producers(settings=settings, store=store, redis=client)
-        publisher = EventPublisher(
-            client, prefix=settings.channel_prefix, stream_maxlen=settings.events_stream_maxlen
-        )
-        runtime.install(
-            runtime.Runtime(settings=settings, store=store, redis=client, publisher=publisher)
-        )
-        worker = InProcessWorker(client, settings.queue_name)
-        worker.start()
-        try:
+        with running(embedded_settings(settings, folder)) as stack:
             yield Embedded(
                 Resources(
-                    settings=settings,
-                    producers=context,
-                    events_redis=fakeredis.aioredis.FakeRedis(server=server),
+                    settings=stack.settings,
+                    producers=stack.producers,
+                    events_redis=fakeredis.aioredis.FakeRedis(server=stack.server),
                     options=options,
-                    chat_fallback=OfflineChatModel(context.estimator),
+                    chat_fallback=OfflineChatModel(stack.producers.estimator),
                 ),
                 folder,
-                sessions,
+                import_bundled(stack.store, bundled),
             )
-        finally:
-            worker.stop()
-            runtime.install(None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
