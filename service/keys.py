@@ -13,6 +13,10 @@ from compaction.core.contract import Reason
 
 QUEUE = "compaction"
 JOB_FUNCTION = "compaction.worker.jobs.compaction_requested"
+#: the job's names that a worker runs: the one producers write, and the name 0.1.x producers
+#: wrote (before the one-namespace rename, CHANGELOG.md 0.2.0), so requests queued before a
+#: rolling upgrade still run; the name is only compared, never imported
+JOB_FUNCTIONS = frozenset({JOB_FUNCTION, "worker.jobs.compaction_requested"})
 
 
 def lock_key(prefix: str, session_id: str) -> str:

@@ -28,7 +28,7 @@ from rq.serializers import JSONSerializer
 
 from compaction.core.contract import CompactionRequested
 from compaction.service import logs
-from compaction.service.keys import JOB_FUNCTION
+from compaction.service.keys import JOB_FUNCTION, JOB_FUNCTIONS
 from compaction.worker import inflight
 from compaction.worker.jobs import compaction_requested
 from compaction.worker.runtime import current
@@ -69,7 +69,7 @@ def _refusal(job: Job) -> str | None:
         name, instance, args, kwargs = job.func_name, job.instance, job.args, job.kwargs
     except DeserializationError:
         return "its data is not a JSON job"
-    if name != JOB_FUNCTION or instance is not None:
+    if name not in JOB_FUNCTIONS or instance is not None:
         return f"it calls {str(name)[:200]!r}; only {JOB_FUNCTION} runs"
     if kwargs or len(args) != 1:
         return "the job function takes the request, alone"
@@ -106,7 +106,7 @@ def report_abandoned(
 def report_dead(job: Job) -> None:
     """``job``'s process is dead: answer its request unless someone already did."""
     try:
-        if job.func_name != JOB_FUNCTION or not job.args:
+        if job.func_name not in JOB_FUNCTIONS or not job.args:
             return
         request = CompactionRequested.model_validate(job.args[0])
     except (DeserializationError, ValidationError):

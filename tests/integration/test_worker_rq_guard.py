@@ -216,3 +216,22 @@ def test_the_worker_times_a_job_by_its_own_setting(
 
 def worker_log(proc: Proc) -> str:
     return proc.log.read_text(errors="replace") if proc.log.exists() else ""
+
+
+def test_a_job_queued_under_the_0_1_name_still_runs(h: Harness) -> None:
+    """A request queued by a 0.1.x producer (``worker.jobs.compaction_requested``, before the
+    one-namespace rename) is run by this worker during a rolling upgrade: the name is compared,
+    never imported."""
+    install(h.runtime())
+    h.channel()
+    session_id = h.session(conversation(12))
+    queue = Queue(h.namespace.queue, connection=h.redis, serializer=JSONSerializer)
+    old = queue.enqueue_call(
+        "worker.jobs.compaction_requested", args=(manual(session_id).to_wire(),)
+    )
+
+    SimpleWorker([h.namespace.queue], connection=h.redis, **WORKER_OPTIONS).work(burst=True)
+
+    assert FailedJobRegistry(queue=queue).get_job_ids() == []
+    assert [e.type for e in h.events()] == ["compaction_start", "compaction_done", "token_update"]
+    assert {e.request_id for e in h.events()} == {old.args[0]["requestId"]}
