@@ -27,43 +27,97 @@ class Settings(BaseSettings, CompactionParameters):
         env_prefix="COMPACTION_", env_file=".env", extra="ignore", frozen=True
     )
 
-    #: off: the producers never enqueue and a worker refuses every job (``compaction_disabled``);
-    #: histories, stats, turns and restores keep working (docs/architecture.md, "Settings")
-    enabled: bool = True
-    database_url: str = Field(default_factory=default_database_url)
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    queue_name: str = "compaction"
-    channel_prefix: str = "compaction"
-    #: the per-session lock's TTL; the holder renews it while it works
-    lock_ttl_s: float = Field(10.0, gt=0)
-    #: bounds the whole job, the LLM call and its retries included
-    job_timeout_s: int = Field(120, ge=5)
-    #: how long a queued request blocks another one for the same session
-    pending_ttl_s: int = Field(90, ge=5)
-    #: how long a manual request waits for a running compaction of its session to end
-    manual_lock_wait_s: int = Field(120, ge=0)
-    llm_timeout_s: float = Field(30.0, gt=0)
-    llm_max_retries: int = Field(2, ge=0, le=10)
-    llm_temperature: float = Field(0.3, ge=0, le=2)
-    llm_thinking: bool = False
-    #: how long a worker reuses a resolved auxiliary channel (0: resolve it for every job); a
-    #: channel changed with ``compaction channel`` applies within this time
-    channel_cache_s: float = Field(5.0, ge=0)
-    #: write a deterministic extractive summary when the auxiliary model fails (off: the seed
-    #: says a failure leaves the history unchanged)
-    fallback_summary: bool = False
-    events_stream_maxlen: int = Field(10_000, ge=100)
-    metrics_port: int | None = None
-    #: model → context window, over the built-in registry (JSON in the environment)
-    model_windows: dict[str, int] = Field(default_factory=dict)
-    #: a key for a one-off auxiliary channel given by environment (never logged)
-    auxiliary_api_key: SecretStr | None = None
-    #: the bearer token of every gateway API call and socket (never logged); unset, the gateway
-    #: listens on the loopback only (docs/architecture.md, "The gateway")
-    gateway_token: SecretStr | None = None
-    #: origins a browser may call the gateway from (CORS), a JSON list or comma separated;
-    #: empty: none
-    gateway_cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Each description is the row of the generated settings table (docs/reference.md,
+    # written by compaction.cli.reference).
+    enabled: bool = Field(
+        True,
+        description="false: the producers never enqueue (the check answers `disabled`, `/compact` "
+        "fails `compaction_disabled`) and a worker refuses every job; histories, stats, turns and "
+        "restores keep working",
+    )
+    database_url: str = Field(
+        default_factory=default_database_url,
+        description="SQLAlchemy URL; `postgresql://` uses psycopg 3 (add `?sslmode=require` for "
+        "TLS); the default is a SQLite file `compaction/compaction.db` under `$XDG_DATA_HOME` "
+        "(else `~/.local/share`), created on first use",
+    )
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0", description="the queue, locks and events; `rediss://` for TLS"
+    )
+    queue_name: str = Field("compaction", description="the RQ queue of compaction jobs")
+    channel_prefix: str = Field(
+        "compaction", description="prefix of every Redis key, channel and stream"
+    )
+    lock_ttl_s: float = Field(
+        10.0, gt=0, description="the per-session lock's TTL; the holder renews it while it works"
+    )
+    job_timeout_s: int = Field(
+        120,
+        ge=5,
+        description="bounds the whole job, the worker's own value whatever the producer asked; "
+        "at least `LLM_TIMEOUT_S` x (`LLM_MAX_RETRIES` + 1)",
+    )
+    pending_ttl_s: int = Field(
+        90, ge=5, description="how long a queued request blocks another one for the same session"
+    )
+    manual_lock_wait_s: int = Field(
+        120,
+        ge=0,
+        description="how long a manual request waits for a running compaction of its session, "
+        "then runs",
+    )
+    llm_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="deadline of one attempt at the auxiliary model, connection to the reply's "
+        "last byte",
+    )
+    llm_max_retries: int = Field(
+        2, ge=0, le=10, description="retries of the auxiliary model after a failed attempt"
+    )
+    llm_temperature: float = Field(
+        0.3, ge=0, le=2, description="sent only to models that take a temperature"
+    )
+    llm_thinking: bool = Field(
+        False,
+        description="ask the auxiliary model to think first (Anthropic, DeepSeek); off: "
+        "summaries need no reasoning",
+    )
+    channel_cache_s: float = Field(
+        5.0,
+        ge=0,
+        description="how long a worker reuses a resolved auxiliary channel (0: every job); a "
+        "channel changed with `compaction channel` applies within this time",
+    )
+    fallback_summary: bool = Field(
+        False,
+        description="write the extractive summary when the auxiliary model fails or its summary "
+        "is refused (off: the history stays unchanged)",
+    )
+    events_stream_maxlen: int = Field(
+        10_000, ge=100, description="approximate cap of the capped event stream"
+    )
+    metrics_port: int | None = Field(
+        None, description="Prometheus endpoint of `compaction worker` (`--metrics-port` wins)"
+    )
+    model_windows: dict[str, int] = Field(
+        default_factory=dict,
+        description="JSON object model -> context window, over the built-in registry",
+    )
+    auxiliary_api_key: SecretStr | None = Field(
+        None,
+        description="a key for a one-off auxiliary channel given by environment (never logged)",
+    )
+    gateway_token: SecretStr | None = Field(
+        None,
+        description="the bearer token of every gateway API call and socket (never logged); "
+        "unset: the gateway listens on 127.0.0.1 only",
+    )
+    gateway_cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="origins a browser may call the gateway from (CORS), a JSON list or comma "
+        "separated; empty: none",
+    )
 
     def __init__(self, **values: Any) -> None:
         # ``invalid_config`` in one line, not pydantic's report (which would echo the value).
