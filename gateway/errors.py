@@ -10,7 +10,6 @@ or Redis that fails is 503; anything else unexpected is 500 ``internal_error`` w
 from __future__ import annotations
 
 import redis
-import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -18,9 +17,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from compaction.core.errors import CompactionError, Conflict, NotFound, one_line
+from compaction.service import logs
 from compaction.store.db import database_error
 
-log = structlog.get_logger("gateway")
+log = logs.get_logger(__name__)
 
 #: the codes that are not "your request is wrong" (400)
 STATUS = {

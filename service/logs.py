@@ -7,12 +7,14 @@ configures nothing gets nothing on stdout. Our commands call ``configure()``: on
 whose ``structlog.stdlib.ProcessorFormatter`` renders every record alike, ours and the
 libraries' (RQ, the SDKs): ``ts`` (ISO 8601, UTC), ``level``, ``logger``, ``msg``, then the
 fields. API keys never reach a log call: channels hold them as ``SecretStr`` and error text is
-scrubbed.
+scrubbed. The gateway token can: WebSocket and SSE URLs carry it as ``?token=`` and uvicorn logs
+each URL, so every line is written with its tokens masked (``mask_tokens``), whoever logged it.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import Any
 
@@ -35,6 +37,22 @@ def _head_first(_logger: WrappedLogger, _method: str, event: EventDict) -> Event
     return head
 
 
+#: a ``token=`` query parameter's value or a ``Bearer`` credential, up to the value's end in a URL
+#: (``&``, ``#``) or in the JSON string it is quoted in (a quote, or the backslash of an escape)
+_TOKEN = re.compile(r"((?i:token=)|\bBearer\s+)[^\s&#\"'\\]+")
+
+
+def mask_tokens(text: str) -> str:
+    """``text`` with every ``token=...`` as ``token=***`` and ``Bearer ...`` as ``Bearer ***``:
+    the gateway token is never logged (docs/architecture.md, "The gateway")."""
+    return _TOKEN.sub(r"\1***", text)
+
+
+def _masked(_logger: WrappedLogger, _method: str, line: Any) -> Any:
+    """The rendered line masked: message, fields and traceback alike, whatever their type."""
+    return mask_tokens(line)
+
+
 def formatter() -> logging.Formatter:
     """The JSON-lines formatter of every record, structlog's and the standard library's."""
     return structlog.stdlib.ProcessorFormatter(
@@ -45,6 +63,7 @@ def formatter() -> logging.Formatter:
             structlog.processors.EventRenamer("msg"),
             _head_first,
             structlog.processors.JSONRenderer(ensure_ascii=False),
+            _masked,
         ],
     )
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import redis
-import structlog
 from fastapi import APIRouter, Path
 
 from compaction.gateway.deps import ProducersDep, StoreDep
 from compaction.gateway.schemas import ERRORS
 from compaction.producers import tokens
 from compaction.producers.views import run_row
+from compaction.service import logs
 
 router = APIRouter(tags=["runs"], responses=ERRORS)
-log = structlog.get_logger("gateway")
+log = logs.get_logger(__name__)
 
 RunId = Annotated[int, Path(description="the run's id")]
 

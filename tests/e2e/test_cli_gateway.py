@@ -6,6 +6,7 @@ with services configured (docs/architecture.md, "The gateway").
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from benchmarks.processes import COMPACTION, child_env, stop
 from compaction.cli.gateway import check_host
@@ -114,6 +116,26 @@ def test_with_a_token_any_host_and_every_call_needs_it(tmp_path: Path) -> None:
         assert listed.status_code == 200
     assert "no COMPACTION_GATEWAY_TOKEN" not in (tmp_path / "err.txt").read_text()
     assert token not in (tmp_path / "out.txt").read_text() + (tmp_path / "err.txt").read_text()
+
+
+def test_the_token_of_a_socket_or_stream_url_is_never_logged(tmp_path: Path) -> None:
+    """At INFO uvicorn logs each request's URL, and a WebSocket's or an SSE stream's carries the
+    token as ``?token=``: every line, uvicorn's included, shows it as ``token=***``
+    (docs/architecture.md, "Logs and metrics")."""
+    token = "a-long-enough-gateway-token-0123456789"
+    env = new_user(tmp_path, COMPACTION_GATEWAY_TOKEN=token)
+    with gateway(env, tmp_path, "--log-level", "INFO") as (url, _process):
+        with httpx.stream("GET", f"{url}/api/sessions/demo-en/events?token={token}") as events:
+            assert events.status_code == 200
+        ws_url = "ws" + url.removeprefix("http")
+        with connect(f"{ws_url}/ws/sessions/demo-en?token={token}&x=1"):
+            pass
+    err = (tmp_path / "err.txt").read_text()
+    assert token not in (tmp_path / "out.txt").read_text() + err
+    lines = [json.loads(line) for line in err.splitlines()]
+    masked = [line for line in lines if "token=***" in str(line["msg"])]
+    assert {line["logger"] for line in masked} == {"uvicorn.access", "uvicorn.error"}
+    assert any("token=***&x=1" in str(line["msg"]) for line in masked)
 
 
 def wait_for_run(client: httpx.Client, session: str) -> dict[str, Any]:

@@ -4,14 +4,18 @@ JSON object per line on stderr for our records and the libraries' alike."""
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import fakeredis
 import pytest
 
+import compaction
 from compaction.core.contract import CompactionSkipped
 from compaction.service import logs
 from compaction.service.events import EventPublisher
@@ -128,3 +132,103 @@ def test_configured_output_is_one_json_object_per_line(capsys: pytest.CaptureFix
     }
     assert (third["level"], third["session"]) == ("error", "s-2")
     assert str(third["exception"]).endswith("RuntimeError: boom")
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (
+            '127.0.0.1:5 - "GET /api/sessions/s/events?token=SECRET HTTP/1.1" 200',
+            '127.0.0.1:5 - "GET /api/sessions/s/events?token=*** HTTP/1.1" 200',
+        ),
+        ("/ws/sessions/s?a=1&Token=SECRET&b=2#end", "/ws/sessions/s?a=1&Token=***&b=2#end"),
+        ("Authorization: Bearer SECRET", "Authorization: Bearer ***"),
+        ("{'authorization': 'Bearer SECRET', 'x': 1}", "{'authorization': 'Bearer ***', 'x': 1}"),
+        (
+            '{"msg": "url?token=SECRET\\"", "a": "access_token=SECRET"}',
+            '{"msg": "url?token=***\\"", "a": "access_token=***"}',
+        ),
+        # what only looks like one stays as it is
+        ("a bearer token is required; max_tokens=5", "a bearer token is required; max_tokens=5"),
+    ],
+)
+def test_mask_tokens(text: str, masked: str) -> None:
+    assert logs.mask_tokens(text) == masked
+
+
+class _Url:
+    """A field that is no string: rendered by its ``repr``."""
+
+    def __repr__(self) -> str:
+        return "wss://gateway/ws/sessions/s?token=SECRET"
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_configured_output_masks_the_token_whoever_logs_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    logs.configure("INFO")
+    access = '%s - "WebSocket %s" [accepted]'
+    logging.getLogger("uvicorn.error").info(access, "127.0.0.1:5", "/ws/sessions/s?token=SECRET")
+    logs.get_logger("compaction.gateway").info("connected", url=_Url(), header="Bearer SECRET")
+    try:
+        raise ValueError("bad URL: /api/sessions/s/events?token=SECRET")
+    except ValueError:
+        logging.getLogger("some.library").exception("failed")
+
+    err = capsys.readouterr().err
+    assert "SECRET" not in err
+    uvicorn, ours, library = json_lines(err)
+    assert uvicorn["msg"] == '127.0.0.1:5 - "WebSocket /ws/sessions/s?token=***" [accepted]'
+    assert (ours["url"], ours["header"]) == ("wss://gateway/ws/sessions/s?token=***", "Bearer ***")
+    assert str(library["exception"]).endswith(
+        "ValueError: bad URL: /api/sessions/s/events?token=***"
+    )
+
+
+#: the package's folder; ``compaction/<layer>`` link to the repository's top-level folders
+PACKAGE = Path(compaction.__file__).parent
+
+
+def _source_files() -> list[Path]:
+    """Every module of the package, each layer once."""
+    return sorted(
+        Path(folder, name)
+        for folder, _subfolders, names in os.walk(PACKAGE, followlinks=True)
+        for name in names
+        if name.endswith(".py")
+    )
+
+
+def _bypasses(tree: ast.Module, in_cli: bool) -> list[str]:
+    """What in ``tree`` logs around ``service.logs``: structlog used directly (unconfigured, it
+    prints to stdout), a standard library logger made by hand, a ``print`` outside a command's
+    output. A logger fetched only to take a filter (``worker/llm/deadline.py``) logs nothing."""
+    filtered = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "addFilter"
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            found += [f"line {node.lineno}: imports structlog" for n in names if n == "structlog"]
+        elif isinstance(node, ast.Call) and id(node) not in filtered:
+            called = ast.unparse(node.func)
+            if called == "logging.getLogger" or (called == "print" and not in_cli):
+                found.append(f"line {node.lineno}: {called}()")
+    return found
+
+
+def test_every_log_call_goes_through_service_logs() -> None:
+    """One door for logs (docs/architecture.md, "Logs and metrics"): only ``service/logs.py``
+    makes loggers, so every record gets its JSON line and its masking."""
+    bypasses = {
+        relative: found
+        for path in _source_files()
+        if (relative := path.relative_to(PACKAGE).as_posix()) != "service/logs.py"
+        if (found := _bypasses(ast.parse(path.read_text()), relative.startswith("cli/")))
+    }
+    assert len(_source_files()) > 100  # the layers' links were followed
+    assert bypasses == {}
