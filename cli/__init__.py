@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from compaction.cli import (
     agents,
     channels,
+    common,
     compact,
     demo,
     gateway,
@@ -65,8 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def error_line(err: Exception) -> str:
     """``compaction: error [code]: message``: the one line a failed command prints
     (docs/architecture.md, "Error codes")."""
-    code, message = _describe(err)
-    return f"compaction: error [{code}]: {' '.join(message.split())}"
+    return common.error_line(*_describe(err))
 
 
 def _describe(err: Exception) -> tuple[ErrorCode, str]:

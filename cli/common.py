@@ -1,4 +1,5 @@
-"""What the subcommands share: the store and producers built from the settings, JSON output."""
+"""What the subcommands share: the store and producers built from the settings, JSON output,
+the one-line error."""
 
 from __future__ import annotations
 
@@ -12,6 +13,24 @@ from compaction.producers.context import Producers
 from compaction.service.settings import Settings
 from compaction.store import Store, make_sessionmaker
 from compaction.store.migrate import upgrade
+
+#: The command that fixes a failure whose fix is a setting. The service's messages name no
+#: fix (the console points at its Settings for the same codes): the command line adds its own.
+FIXES: dict[str, str] = {
+    "no_auxiliary_model": (
+        "add one: compaction channel add NAME --provider P --model M --auxiliary --default, "
+        "or compaction agent set AGENT --auxiliary-channel CHANNEL"
+    ),
+    "no_chat_model": "add one: compaction channel add NAME --provider P --model M",
+}
+
+
+def error_line(code: str, message: str) -> str:
+    """``compaction: error [code]: message`` (docs/architecture.md, "Error codes"), on one line,
+    with the command that fixes it when there is one."""
+    fix = FIXES.get(code)
+    text = f"{message} ({fix})" if fix else message
+    return f"compaction: error [{code}]: {' '.join(text.split())}"
 
 
 def prepare_database(url: str) -> None:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from compaction.cli.common import open_producers, open_store, print_json
+from compaction.cli.common import error_line, open_producers, open_store, print_json
+from compaction.core.contract import CompactionFailed
 from compaction.producers import trigger
 from compaction.producers.wait import wait_for_request
 
@@ -50,6 +51,8 @@ def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
     assert queued.request_id is not None
     event = wait_for_request(ctx, args.session, queued.request_id, args.timeout)
     print_json(event.to_wire(), out)
+    if isinstance(event, CompactionFailed):
+        print(error_line(event.code, event.error), file=sys.stderr)
     return 0 if event.type == "compaction_done" else 1
 
 

@@ -105,11 +105,12 @@ class ChatModels:
         if channel is None:
             if self.fallback is not None:
                 return self.fallback
+            # the fix is each screen's own (the console's Settings, the command line's
+            # ``channel add``): the code says which
             raise NoChatModel(
-                f"no chat model: no channel serves {model!r} and none is there for "
-                "conversation (compaction channel add ...)"
+                f"no chat model: no channel serves {model!r} and none is there for conversation"
                 if model
-                else "no chat model: add a channel (compaction channel add ...)"
+                else "no chat model: add a channel"
             )
         channel = with_key(channel, NoChatModel)
         key = client_key(channel)

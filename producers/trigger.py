@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from compaction.core.boundaries import compactable
-from compaction.core.contract import CompactionRequested
+from compaction.core.contract import CompactionRequested, Stage
+from compaction.core.decision import Busy, decide
 from compaction.core.errors import CompactionDisabled, SystemPromptTooLarge, as_invalid_request
 from compaction.core.messages import Message
+from compaction.core.staged import first_stage
 from compaction.core.tokens import estimate_tokens
 from compaction.producers.context import Producers
 from compaction.service.context import SessionContext
@@ -110,19 +111,19 @@ def check_and_enqueue(
         raise SystemPromptTooLarge(
             f"the system prompt alone is ~{system} tokens, over the threshold of {threshold}"
         )
-    if used < threshold:
-        return result("below_threshold")
-    # Cheapest first: one Redis read (the queued and the running request) before the
-    # database's run history.
-    pending, running = pending_and_running(ctx.redis, ctx.settings.channel_prefix, session_id)
-    if pending is not None:
-        return result("already_pending", pending)
-    if running is not None:
-        return result("in_flight", running)
-    if ctx.contexts.suppressed(session_id, used):
-        return result("suppressed")
-    if not _compactable(ctx, session, messages):
-        return result("nothing_to_compact")
+    queue = _Queue(ctx, session_id)
+    decision = decide(
+        "auto",
+        used,
+        threshold,
+        busy=queue.busy,
+        suppressed=lambda: ctx.contexts.suppressed(session_id, used),
+        first_stage=lambda: _first_stage(ctx, session, messages),
+    )
+    if decision == "already_pending" or decision == "in_flight":
+        return result(decision, queue.request_id)
+    if decision != "history" and decision != "loop":
+        return result(decision)
     with as_invalid_request("compaction request"):  # a model name over 128 characters
         request = CompactionRequested(
             session_id=session_id, reason="auto", model=session.model, context_window=session.window
@@ -133,14 +134,36 @@ def check_and_enqueue(
     return result(outcome.status, outcome.request_id)
 
 
-def _compactable(
+class _Queue:
+    """The session's queued and running request, read once when the decision asks: one Redis
+    read (``pending_and_running``) before the database's run history, the cheaper first."""
+
+    def __init__(self, ctx: Producers, session_id: str) -> None:
+        self.ctx = ctx
+        self.session_id = session_id
+        #: the request the answer names (the queued one, else the running one)
+        self.request_id: str | None = None
+
+    def busy(self) -> Busy | None:
+        ctx = self.ctx
+        pending, running = pending_and_running(
+            ctx.redis, ctx.settings.channel_prefix, self.session_id
+        )
+        if pending is not None:
+            self.request_id = pending
+            return "already_pending"
+        self.request_id = running
+        return "in_flight" if running is not None else None
+
+
+def _first_stage(
     ctx: Producers, session: SessionContext, messages: Sequence[Message] | None
-) -> bool:
+) -> Stage | None:
     """A request with nothing between the protected head and the minimal tail would only
     announce a run and fail (docs/architecture.md, "The algorithm", phase 2): not enqueued."""
     config = session.config(ctx.settings)
     listed = messages if messages is not None else model_view(ctx, session.info.id)
-    return compactable(listed, config)
+    return first_stage(listed, config)
 
 
 def request_manual(

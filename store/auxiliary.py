@@ -58,9 +58,10 @@ class Auxiliary(Repository):
         with read_session(self.factory) as session:
             source, channel_id = _choose(session, agent_id)
             if channel_id is None:
+                # no fix named here: each screen points at its own (the console's Settings,
+                # the command line's ``channel add``; docs/architecture.md, "Error codes")
                 raise NoAuxiliaryModel(
-                    "no auxiliary model: set one on the agent or a default channel "
-                    "(compaction channel add ... --auxiliary --default)"
+                    "no auxiliary model: set one on the agent or a default channel"
                 )
             row = session.get(ModelChannel, channel_id)
             if row is None or not row.is_auxiliary:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import SecretStr
 
 from compaction.core.engine import CompactionResult
+from compaction.core.event_text import EventName, event_text
 from compaction.core.messages import Message
 
 #: ``compacted`` is what the model gets; ``display`` is that view with the compaction-event rows
@@ -73,6 +74,18 @@ class EventRow:
 
     text: str
     payload: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        event: EventName,
+        payload: dict[str, Any],
+        language: str | None,
+        error: str | None = None,
+    ) -> EventRow:
+        """The row of ``payload`` (its codes and figures), its text the one fallback sentence
+        (``compaction.core.event_text``)."""
+        return cls(event_text(event, payload, language, error), payload)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

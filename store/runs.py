@@ -10,6 +10,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from compaction.core.errors import InvalidRequest, NotFound, SessionNotFound
+from compaction.core.event_text import event_text
 from compaction.store.compactions import _event_row
 from compaction.store.db import Repository, read_session, write_session
 from compaction.store.history import require_session
@@ -58,13 +59,6 @@ def _standing() -> ColumnElement[bool]:
     )
 
 
-def _restored_text(language: str | None, messages: int, pruned: int) -> str:
-    """The "restored" event row's sentence, in the language of the run it undoes."""
-    if language == "zh":
-        return f"已撤销压缩 · 恢复 {messages} 条消息 · {pruned} 条工具输出还原"
-    return f"Compaction undone · {messages} messages restored · {pruned} tool outputs whole again"
-
-
 def _undo(session: Session, run: CompactionRun) -> None:
     """The rows ``run`` compacted visible again, the rows it pruned whole again, its summary
     hidden, the run ``restored``, and the event row saying so (never in the model's view)."""
@@ -87,7 +81,8 @@ def _undo(session: Session, run: CompactionRun) -> None:
     ).rowcount
     run.status, run.restored_at = "restored", now
     payload = {"runId": run.id, "restoredMessages": restored, "restoredPruned": pruned}
-    text = _restored_text(run.language, restored, pruned)
+    # in the language of the run it undoes
+    text = event_text("restored", payload, run.language)
     _event_row(conn, run.session_id, "restored", text, payload)
 
 

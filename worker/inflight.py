@@ -33,7 +33,7 @@ from compaction.service import logs
 from compaction.service.keys import lock_key, running_key
 from compaction.service.redis import text
 from compaction.store.records import EventRow, FailedRun, RunOrigin
-from compaction.worker import metrics, texts
+from compaction.worker import metrics
 from compaction.worker.runtime import Runtime
 
 log = logs.get_logger("compaction.job")
@@ -149,7 +149,12 @@ def report_lost(runtime: Runtime, lost: InFlight) -> None:
                 ),
                 code="worker_lost",
                 error=error,
-                event=EventRow(texts.failed(language, error), {"requestId": request.request_id}),
+                event=EventRow.of(
+                    "failed",
+                    {"requestId": request.request_id, "code": "worker_lost"},
+                    language,
+                    error,
+                ),
             )
         )
     except CompactionError as err:  # unknown session, database down: the event still goes out

@@ -27,7 +27,7 @@ from compaction.core.errors import CompactionDisabled, CompactionError, ErrorCod
 from compaction.service import logs
 from compaction.service.queue import take_pending
 from compaction.store.records import EventRow, FailedRun
-from compaction.worker import inflight, texts
+from compaction.worker import inflight
 from compaction.worker.inflight import InFlight
 from compaction.worker.lock import SessionLock, heartbeat
 from compaction.worker.pipeline import JobRun, run_locked
@@ -96,9 +96,8 @@ def _failed(job: JobRun, code: ErrorCode, error: str, *, history_row: bool = Tru
     """Record the failed run (and, with ``history_row``, the user's "failed" row) and publish
     ``compaction_failed``."""
     stage = {"stage": job.stage} if job.stage else {}
-    row = EventRow(
-        texts.failed(job.language, error), {"requestId": job.request.request_id, **stage}
-    )
+    payload = {"requestId": job.request.request_id, "code": code, **stage}
+    row = EventRow.of("failed", payload, job.language, error)
     try:
         job.runtime.store.record_failed_run(
             FailedRun(

@@ -31,7 +31,9 @@ from compaction.core.contract import (
     CompactionStart,
     Stage,
 )
+from compaction.core.decision import decide
 from compaction.core.errors import NothingToCompact
+from compaction.core.event_text import event_text
 from compaction.core.messages import Message
 from compaction.core.prompts import Language, summary_language
 from compaction.core.staged import loop_stage
@@ -44,7 +46,7 @@ from compaction.store.records import (
     StoredMessage,
     compaction_write,
 )
-from compaction.worker import metrics, texts, updates
+from compaction.worker import metrics, updates
 from compaction.worker.lock import SessionLock
 from compaction.worker.runtime import Runtime
 from compaction.worker.summarizers import ChannelSummarizer
@@ -137,39 +139,34 @@ def reload(job: JobRun, loaded: Loaded, version: int) -> Loaded:
     return replace(loaded, view=view, messages=messages, counts=counts, version=version)
 
 
-def auto_skip(job: JobRun, loaded: Loaded, tokens: int) -> CompactionSkipped | None:
-    """Why an auto request of ``tokens`` stops before anything is announced: under the
-    threshold, or the anti-loop rule. Manual requests always run."""
-    if job.request.reason != "auto":
-        return None
-    config = loaded.config
-    if tokens < config.threshold_tokens:
-        detail = f"{tokens} tokens, under the threshold of {config.threshold_tokens}"
-        return CompactionSkipped(code="below_threshold", detail=detail, **job.event_fields())
-    if job.runtime.contexts.suppressed(job.request.session_id, tokens):
-        detail = "the last two compactions each saved under 10%"
-        return CompactionSkipped(code="suppressed", detail=detail, **job.event_fields())
-    return None
-
-
 def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | Stage:
-    """Why the request stops before anything is announced: an auto request's skip, or nothing
-    between the protected head and the minimal tail (``nothing_to_compact``: skipped when auto,
-    failed when manual; the user asked for a compaction that cannot be done). Otherwise the
-    stage the run starts with."""
-    skipped = auto_skip(job, loaded, sum(loaded.counts))
-    if skipped is not None:
-        return skipped
-    stage = first_stage(loaded.messages, loaded.config, loaded.counts)
-    if stage is not None:
-        return stage
-    detail = (
-        f"{len(loaded.messages)} messages: nothing between the protected head "
-        f"({loaded.config.protect_first_n}) and the kept tail"
+    """The stage the run starts with, or why the request stops before anything is announced
+    (``compaction.core.decision``: the producers ask the same rule). ``nothing_to_compact`` is
+    skipped when auto and failed when manual: the user asked for a compaction that cannot be
+    done."""
+    request, config = job.request, loaded.config
+    tokens = sum(loaded.counts)
+    decision = decide(
+        request.reason,
+        tokens,
+        config.threshold_tokens,
+        suppressed=lambda: job.runtime.contexts.suppressed(request.session_id, tokens),
+        first_stage=lambda: first_stage(loaded.messages, config, loaded.counts),
     )
-    if job.request.reason == "manual":
-        raise NothingToCompact(detail)
-    return CompactionSkipped(code="nothing_to_compact", detail=detail, **job.event_fields())
+    if decision == "history" or decision == "loop":
+        return decision
+    if decision == "below_threshold":
+        detail = f"{tokens} tokens, under the threshold of {config.threshold_tokens}"
+    elif decision == "suppressed":
+        detail = "the last two compactions each saved under 10%"
+    else:  # nothing_to_compact
+        detail = (
+            f"{len(loaded.messages)} messages: nothing between the protected head "
+            f"({config.protect_first_n}) and the kept tail"
+        )
+        if request.reason == "manual":
+            raise NothingToCompact(detail)
+    return CompactionSkipped(code=decision, detail=detail, **job.event_fields())
 
 
 def announce(job: JobRun, stage: Stage) -> None:
@@ -177,11 +174,9 @@ def announce(job: JobRun, stage: Stage) -> None:
     request = job.request
     job.stage = stage
     job.runtime.publisher.publish(CompactionStart(stage=stage, **job.event_fields()))
+    payload = {"requestId": request.request_id, "reason": request.reason, "stage": stage}
     job.runtime.store.append_event(
-        request.session_id,
-        "start",
-        texts.started(job.language, stage),
-        {"requestId": request.request_id, "reason": request.reason, "stage": stage},
+        request.session_id, "start", event_text("start", payload, job.language), payload
     )
 
 
@@ -193,9 +188,8 @@ def write(
     stage: Stage,
 ) -> AppliedCompaction:
     """The stage's result and its done row, in one transaction fenced by the version loaded."""
-    saved = 1 - result.tokens_after / result.tokens_before if result.tokens_before else 0.0
-    done = EventRow(
-        texts.done(result.language, result.removed_count, saved, stage),
+    done = EventRow.of(
+        "done",
         {
             "requestId": job.request.request_id,
             "stage": stage,
@@ -203,6 +197,7 @@ def write(
             "tokensBefore": result.tokens_before,
             "tokensAfter": result.tokens_after,
         },
+        result.language,
     )
     plan = compaction_write(
         loaded.view, result, job.origin(), loaded.version, model=summarizer.model, event=done

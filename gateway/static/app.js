@@ -18,7 +18,8 @@
 //   bubbles:  compaction-bubble (data-state="start"|"done"|"failed"|"skipped"|"restored",
 //             data-request-id, data-stage="history"|"loop"), bubble-text,
 //             bubble-view-summary (opens the drawer), bubble-undo (restores the run),
-//             bubble-new-chat (a new session, same agent)
+//             bubble-new-chat (a new session, same agent), bubble-detail (the server's own
+//             words), bubble-open-settings (a failure whose fix is a setting)
 //   drawer:   summary-drawer (hidden until opened), summary-content (Markdown, no raw HTML),
 //             drawer-close (Escape closes it too)
 //   bar:      context-bar (data-band="green"|"orange"|"red"|"compacting"|"none",
@@ -242,6 +243,9 @@ function onListClick(event) {
   if (button.dataset.action === "view-summary") openSummary(button.dataset.summaryId);
   else if (button.dataset.action === "new-chat") newSession();
   else if (button.dataset.action === "undo") undo(button.dataset.runId);
+  else if (button.dataset.action === "open-settings" && $("settings-panel").hidden) {
+    toggleSettings();
+  }
 }
 
 function toggleSettings() {

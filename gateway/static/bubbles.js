@@ -2,7 +2,7 @@
 // bubbles (seed §8.3), compacted rows marked in the full view, pending messages until their
 // reply. Buttons inside carry data-action; app.js handles them (one listener on the list).
 
-import { has, t } from "./i18n.js";
+import { failureReason, has, SETTINGS_FIXES, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 
 const EVENT_TYPE = "compaction_event";
@@ -31,6 +31,12 @@ const stageOf = (info) => info.stage || "history";
 
 function savedPercent(before, after) {
   return before ? Math.round((1 - after / before) * 100) : 0;
+}
+
+/** The server's own words (English, one line) after the bubble's text, as its detail. */
+function detail(box, text) {
+  if (!text) return;
+  box.append(el("span", { class: "bubble-detail", "data-testid": "bubble-detail" }, text), " ");
 }
 
 /**
@@ -66,11 +72,15 @@ export function eventBubble(info) {
     }
     if (info.runId) box.append(action("undo", t("undo"), { runId: info.runId }));
   } else if (info.state === "failed") {
-    text.textContent = `${t("bubbleFailed", { error: info.error || info.code || "?" })} `;
+    // the code in the console's language; the server's one line only as the detail
+    text.textContent = `${t("bubbleFailed", { reason: failureReason(info.code) })} `;
+    detail(box, info.error);
+    if (SETTINGS_FIXES.has(info.code)) box.append(action("open-settings", t("openSettings")), " ");
     box.append(el("span", {}, `${t("bubbleFailedTail")} `), action("new-chat", t("newChat")));
   } else if (info.state === "skipped") {
     const key = `skip_${info.code}`;
     text.textContent = has(key) ? t(key) : t("bubbleSkipped", { code: info.code });
+    detail(box, info.detail);
   } else if (info.state === "restored") {
     text.textContent = t("bubbleRestored", { n: info.restoredMessages ?? 0 });
   }
@@ -92,9 +102,8 @@ export function infoFromEvent(event) {
 function infoFromRow(row, runs) {
   const meta = row.metadata || {};
   const info = { ...meta, state: meta.event };
-  if (meta.event === "failed") {
-    info.error = runs.get(meta.runId)?.error || row.content;
-  }
+  // rendered from the row's codes and figures; its content is the fallback for exports
+  if (meta.event === "failed") info.error = runs.get(meta.runId)?.error;
   return info;
 }
 

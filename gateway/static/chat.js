@@ -13,6 +13,7 @@ import {
   placeEvent,
   resolvePending,
 } from "./bubbles.js";
+import { errorText } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -54,8 +55,9 @@ async function sendMessage(ctx, content) {
     resolvePending($("messages"));
     await ctx.reload();
   } catch (err) {
-    failPending($("messages"), err.message);
-    ctx.showError(err.message);
+    const message = errorText(err.code, err.message);
+    failPending($("messages"), message);
+    ctx.showError(message);
   }
 }
 
@@ -110,7 +112,7 @@ export function handleEvent(ctx, event) {
     renderBar(state.stats, state.compacting);
     ctx.updateSessionFigures(event.context || {});
   } else if (event.type === "error") {
-    const message = event.error?.message || event.error?.code || "error";
+    const message = errorText(event.error?.code, event.error?.message);
     failPending($("messages"), message);
     ctx.showError(message);
   } else {

@@ -51,8 +51,27 @@ const STRINGS = {
     bubblePruned: "，裁剪 {n} 条工具输出",
     viewSummary: "查看摘要",
     undo: "撤销",
-    bubbleFailed: "压缩失败：{error}",
+    bubbleFailed: "压缩失败：{reason}",
     bubbleFailedTail: "可继续原对话或",
+    // a failure's code (docs/architecture.md, "Error codes"); the server's text is its detail
+    fail_no_auxiliary_model: "没有可用的辅助模型。请在「设置」中为 Agent 选择辅助模型，或设置默认辅助渠道",
+    fail_no_chat_model: "没有可用的对话模型。请在「设置」中添加模型渠道",
+    fail_llm_error: "辅助模型返回了错误",
+    fail_llm_timeout: "辅助模型响应超时",
+    fail_summary_too_short: "辅助模型返回的摘要过短",
+    fail_summary_too_long: "辅助模型返回的摘要过长",
+    fail_nothing_to_compact: "没有可压缩的内容",
+    fail_message_too_large: "有一条必须原样保留的消息本身就达到了阈值",
+    fail_system_prompt_too_large: "系统提示词本身就达到了阈值",
+    fail_session_not_found: "找不到这个会话",
+    fail_invalid_request: "请求无效",
+    fail_invalid_config: "压缩参数的配置无效",
+    fail_db_error: "数据库出错",
+    fail_lock_lost: "压缩期间会话已被另一次运行改动，本次没有写入",
+    fail_worker_lost: "执行压缩的工作进程中途停止了",
+    fail_compaction_disabled: "服务已关闭上下文压缩",
+    fail_internal_error: "服务内部错误",
+    openSettings: "打开设置",
     newChat: "开新对话",
     bubbleSkipped: "未压缩（{code}）",
     skip_already_pending: "已有压缩在排队，将随它一起完成",
@@ -172,8 +191,27 @@ const STRINGS = {
     bubblePruned: ", {n} tool output{s} pruned",
     viewSummary: "View summary",
     undo: "Undo",
-    bubbleFailed: "Compaction failed: {error}",
+    bubbleFailed: "Compaction failed: {reason}",
     bubbleFailedTail: "You can continue this conversation or",
+    fail_no_auxiliary_model:
+      "no auxiliary model to write the summary. Choose one for the agent in Settings, or make a channel the default auxiliary one there",
+    fail_no_chat_model: "no chat model. Add a model channel in Settings",
+    fail_llm_error: "the auxiliary model answered an error",
+    fail_llm_timeout: "the auxiliary model did not answer in time",
+    fail_summary_too_short: "the auxiliary model's summary was too short",
+    fail_summary_too_long: "the auxiliary model's summary was too long",
+    fail_nothing_to_compact: "nothing to compact",
+    fail_message_too_large: "a message that must be kept whole is alone at the threshold",
+    fail_system_prompt_too_large: "the system prompt alone reaches the threshold",
+    fail_session_not_found: "no such session",
+    fail_invalid_request: "the request was invalid",
+    fail_invalid_config: "the compaction settings are invalid",
+    fail_db_error: "the database failed",
+    fail_lock_lost: "another run changed the session meanwhile; nothing was written",
+    fail_worker_lost: "the worker running it stopped before it finished",
+    fail_compaction_disabled: "compaction is switched off on the server",
+    fail_internal_error: "an internal error",
+    openSettings: "Open Settings",
     newChat: "start a new one",
     bubbleSkipped: "Not compacted ({code})",
     skip_already_pending: "A compaction is already queued; this one joins it",
@@ -285,6 +323,21 @@ export function t(key, params = {}) {
 export function has(key) {
   return key in STRINGS.en;
 }
+
+/** A failure's code in this language, from the table (`fail_<code>`); an unknown code as it is. */
+export function failureReason(code) {
+  return has(`fail_${code}`) ? t(`fail_${code}`) : code || "?";
+}
+
+/** An API or socket error for a person: its code's sentence when the table has one (the
+ * server's message, in English, only as the detail); else the server's message. */
+export function errorText(code, message) {
+  if (!has(`fail_${code}`)) return message || code || "error";
+  return message ? `${t(`fail_${code}`)} (${message})` : t(`fail_${code}`);
+}
+
+/** The codes whose fix is a setting: the console points at its Settings panel. */
+export const SETTINGS_FIXES = new Set(["no_auxiliary_model", "no_chat_model"]);
 
 /** Numbers as the language writes them (12,345). */
 export function num(value) {

@@ -209,6 +209,8 @@ def test_compact_wait_exits_one_on_failure(
     assert done.returncode == 1
     event = json.loads(done.stdout)
     assert event["type"] == "compaction_failed" and event["code"] == "llm_error"
+    # and the one error line, as every failed command prints it
+    assert done.stderr.splitlines()[-1] == f"compaction: error [llm_error]: {event['error']}"
 
 
 def test_malformed_imports_store_nothing(cli: Cli, tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ import structlog
 from pydantic import BaseModel, Field, ValidationError
 
 from compaction.cli import error_line, main
+from compaction.cli.common import FIXES
+from compaction.core.errors import NoAuxiliaryModel, NothingToCompact
 from tests.services import RedisNamespace
 
 #: nothing listens on port 1: the connection is refused at once
@@ -174,3 +176,17 @@ def test_a_validation_error_that_reaches_the_command_line_is_one_line() -> None:
         "compaction: error [invalid_request]: focus: String should have at most 4 characters"
     )
     assert error_line(ValueError("two\nlines")) == "compaction: error [invalid_request]: two lines"
+
+
+def test_a_failure_whose_fix_is_a_setting_names_the_command_that_fixes_it() -> None:
+    """The service's message names no fix (the console points at its Settings for the same
+    code); the command line adds its own command."""
+    line = error_line(NoAuxiliaryModel("no auxiliary model: set one on the agent"))
+    assert line == (
+        "compaction: error [no_auxiliary_model]: no auxiliary model: set one on the agent "
+        f"({FIXES['no_auxiliary_model']})"
+    )
+    assert "compaction channel add" in line and "--auxiliary" in line
+    assert error_line(NothingToCompact("3 messages")) == (
+        "compaction: error [nothing_to_compact]: 3 messages"
+    )
