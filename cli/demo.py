@@ -27,7 +27,6 @@ from compaction.cli.sessions import read_transcript
 from compaction.core import estimate_messages_tokens
 from compaction.core.contract import AnyEvent, CompactionDone, CompactionStart
 from compaction.core.errors import NoAuxiliaryModel
-from compaction.producers import trigger
 from compaction.producers.context import Producers
 from compaction.service.events import EventPublisher, newest_id, read_batch
 from compaction.service.keys import events_stream
@@ -132,7 +131,7 @@ def _compact(
     ctx = Producers(settings=settings, store=store, redis=client)
     stream = events_stream(settings.channel_prefix)
     since = newest_id(client.xrevrange(stream, count=1))
-    queued = trigger.request_manual(ctx, session_id)
+    queued = ctx.request_manual(session_id)
     print(f"[3/5] /compact queued (request {queued.request_id})", file=out)
     publisher = EventPublisher(client, prefix=settings.channel_prefix)
     install(Runtime(settings=settings, store=store, redis=client, publisher=publisher))

@@ -12,7 +12,6 @@ from compaction.cli.common import open_producers, open_store, print_json
 from compaction.core.errors import InvalidRequest
 from compaction.core.formats import to_openai
 from compaction.core.messages import Message
-from compaction.producers.stats import session_stats
 from compaction.producers.transcripts import parse_transcript, store_transcript
 from compaction.producers.views import history_rows
 
@@ -116,7 +115,7 @@ def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def run_stats(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    stats = session_stats(open_producers(), args.session)
+    stats = open_producers().session_stats(args.session)
     if args.json:
         print_json(stats, out)
         return 0

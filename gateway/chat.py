@@ -1,9 +1,9 @@
 """One turn of a conversation through the gateway (docs/architecture.md, "The gateway"): the
-user's message is stored, the pre-call check runs (``producers.aio.ensure_compacted``, which
+user's message is stored, the pre-call check runs (``AsyncProducers.ensure_compacted``, which
 waits while a compaction of the session is queued or running, so a message sent meanwhile is
 answered from the compacted view), the chat model answers, its reply is stored and
 ``token_update`` carries its usage; the call's tokens per segment and the pre-call decision
-are recorded (``producers.stats.record_turn``). Both stored messages go to every client of the
+are recorded (``Producers.record_turn``). Both stored messages go to every client of the
 session on this process (the hub), and the turns of one session run one at a time in this
 process.
 
@@ -23,10 +23,8 @@ from compaction.core.contract import TokenUsage
 from compaction.core.messages import Message
 from compaction.gateway.chat_model import ChatModel, ChatModels
 from compaction.gateway.hub import Hub
-from compaction.producers import aio
 from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
-from compaction.producers.stats import record_turn
 from compaction.producers.views import history_rows
 
 
@@ -54,6 +52,8 @@ class _Held:
 class Turns:
     def __init__(self, ctx: Producers, hub: Hub, models: ChatModels) -> None:
         self.ctx = ctx
+        #: its asyncio twin, which the turn awaits
+        self.aio = ctx.aio()
         self.hub = hub
         self.models = models
         #: a turn waits this long for a queued or running compaction: a queued job may wait
@@ -95,16 +95,11 @@ class Turns:
         await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _turn(self, session_id: str, content: str, model: str | None) -> TurnResult:
-        ctx = self.ctx
         message = Message(role="user", content=content)
         chat_model, asked = await asyncio.to_thread(self._begin, session_id, model, message)
         self._show(session_id, asked)
-        ensured = await aio.ensure_compacted(
-            session_id,
-            model=model,
-            timeout=self.wait_s,
-            ctx=ctx,
-            waiter=self.hub.wait_for_request,
+        ensured = await self.aio.ensure_compacted(
+            session_id, model=model, timeout=self.wait_s, waiter=self.hub.wait_for_request
         )
         completion = await chat_model.reply(ensured.messages)
         answer = Message(role="assistant", content=completion.text)
@@ -116,8 +111,8 @@ class Turns:
             total_tokens=completion.input_tokens + completion.output_tokens,
             api_calls=1,
         )
-        await asyncio.to_thread(record_turn, ctx, session_id, ensured, usage, chat_model.name)
-        await aio.publish_token_update(session_id, model=model, usage=usage, ctx=ctx)
+        await self.aio.record_turn(session_id, ensured, usage, chat_model.name)
+        await self.aio.publish_token_update(session_id, model=model, usage=usage)
         return TurnResult(reply, ensured, usage)
 
     def _begin(

@@ -9,7 +9,7 @@ waited for, so it cannot hold up the others. Messages the gateway stores are del
 way, in process (``publish``): every socket of the session on this process sees them.
 
 ``wait_for_request`` is a turn's wait for a running compaction on this same reader (the
-``waiter`` of ``producers.aio.ensure_compacted``).
+``waiter`` of ``AsyncProducers.ensure_compacted``).
 """
 
 from __future__ import annotations

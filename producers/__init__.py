@@ -1,7 +1,8 @@
 """What a gateway calls (docs/architecture.md, "Layers"): the pre-call hook (``ensure_compacted``),
 the threshold check, ``/compact``, waiting for a running compaction, ``token_update`` and the event
-relay. Each function uses the ``Producers``
-given to ``configure()`` (or one built from the settings); ``producers.aio`` has the asyncio
+relay. They are the methods of ``Producers`` (one object holding the resources; ``aio()`` gives
+its asyncio twin, ``AsyncProducers``); the functions here call those of the ``Producers`` given to
+``configure()`` (or one built from the settings), and ``producers.aio`` has their asyncio
 twins."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
 from compaction.core.messages import Message
-from compaction.producers import ensure, tokens, trigger, wait
+from compaction.producers.aio import AsyncProducers
 from compaction.producers.commands import SlashCommand, parse_slash_command
 from compaction.producers.context import Producers, configure, default
 from compaction.producers.ensure import Ensured
@@ -28,8 +29,7 @@ def ensure_compacted(
     timeout: float = 60.0,
     wait: bool = True,
 ) -> Ensured:
-    return ensure.ensure_compacted(
-        default(),
+    return default().ensure_compacted(
         session_id,
         model=model,
         messages=messages,
@@ -46,19 +46,19 @@ def check_and_enqueue(
     messages: Sequence[Message] | None = None,
     system_prompt: str | None = None,
 ) -> TriggerResult:
-    return trigger.check_and_enqueue(
-        default(), session_id, model=model, messages=messages, system_prompt=system_prompt
+    return default().check_and_enqueue(
+        session_id, model=model, messages=messages, system_prompt=system_prompt
     )
 
 
 def request_manual(
     session_id: str, *, focus: str | None = None, context_window: int | None = None
 ) -> EnqueueResult:
-    return trigger.request_manual(default(), session_id, focus=focus, context_window=context_window)
+    return default().request_manual(session_id, focus=focus, context_window=context_window)
 
 
 def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEvent | None:
-    return wait.wait_for_compaction(default(), session_id, timeout)
+    return default().wait_for_compaction(session_id, timeout)
 
 
 def publish_token_update(
@@ -67,10 +67,11 @@ def publish_token_update(
     model: str | None = None,
     usage: TokenUsage | Mapping[str, int] | None = None,
 ) -> TokenUpdate:
-    return tokens.publish_token_update(default(), session_id, model=model, usage=usage)
+    return default().publish_token_update(session_id, model=model, usage=usage)
 
 
 __all__ = [
+    "AsyncProducers",
     "EnqueueResult",
     "Ensured",
     "EventRelay",

@@ -1,21 +1,42 @@
-"""The resources the producers use, passed in (docs/architecture.md, "Layers"): settings, the
-store, Redis, and the per-instance caches (token estimates, session contexts). A gateway
-builds one ``Producers`` at start-up; the module-level functions of ``producers`` use a default
-one built from the settings on first use (or the one given to ``producers.configure``)."""
+"""The producers' one object (docs/architecture.md, "Layers"): the resources they use (settings,
+the store, Redis, and the per-instance caches: token estimates, session contexts), and a method
+for everything a gateway calls, each delegating to the module that implements it
+(``trigger``, ``ensure``, ``wait``, ``tokens``, ``stats``, ``relay``); ``aio()`` gives the
+asyncio twin (``producers.aio.AsyncProducers``). A gateway builds one ``Producers`` at start-up;
+the module-level functions of ``producers`` use a default one built from the settings on first
+use (or the one given to ``producers.configure``).
+
+Those modules take a ``Producers`` as their first argument and import it for typing only; this
+module imports them as modules, so that whichever loads first, the other's names are read at
+call time."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from compaction.core.tokens import TextEstimator
+from compaction.producers import aio as twins
+from compaction.producers import commands, ensure, stats, tokens, trigger, wait
+from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
 from compaction.service.context import SessionContexts
 from compaction.service.defaults import Default
 from compaction.service.redis import redis_client
 from compaction.service.settings import Settings
-from compaction.store import Store, make_sessionmaker
+from compaction.store import SessionListing, Store, make_sessionmaker
+
+if TYPE_CHECKING:
+    from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
+    from compaction.core.messages import Message
+    from compaction.producers.aio import AsyncProducers
+    from compaction.producers.ensure import Ensured
+    from compaction.producers.relay import EventRelay
+    from compaction.producers.trigger import TriggerResult
+    from compaction.service.queue import EnqueueResult
 
 
 @dataclass
@@ -40,6 +61,98 @@ class Producers:
             store=Store(make_sessionmaker(settings.database_url)),
             redis=redis_client(settings.redis_url),
         )
+
+    def aio(self) -> AsyncProducers:
+        """The asyncio twin: the same methods, awaitable."""
+        return twins.AsyncProducers(self)
+
+    # --- the pre-call hook and the requests (trigger.py, ensure.py) -------------------------
+
+    def ensure_compacted(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        messages: Sequence[Message] | None = None,
+        system_prompt: str | None = None,
+        timeout: float = 60.0,
+        wait: bool = True,
+    ) -> Ensured:
+        return ensure.ensure_compacted(
+            self,
+            session_id,
+            model=model,
+            messages=messages,
+            system_prompt=system_prompt,
+            timeout=timeout,
+            wait=wait,
+        )
+
+    def check_and_enqueue(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        messages: Sequence[Message] | None = None,
+        system_prompt: str | None = None,
+    ) -> TriggerResult:
+        return trigger.check_and_enqueue(
+            self, session_id, model=model, messages=messages, system_prompt=system_prompt
+        )
+
+    def request_manual(
+        self, session_id: str, *, focus: str | None = None, context_window: int | None = None
+    ) -> EnqueueResult:
+        return trigger.request_manual(self, session_id, focus=focus, context_window=context_window)
+
+    parse_slash_command = staticmethod(commands.parse_slash_command)
+
+    # --- waiting and the events (wait.py, tokens.py, relay.py) -----------------------------
+
+    def wait_for_compaction(self, session_id: str, timeout: float = 60.0) -> AnyEvent | None:
+        return wait.wait_for_compaction(self, session_id, timeout)
+
+    def wait_for_request(self, session_id: str, request_id: str, timeout: float = 60.0) -> AnyEvent:
+        return wait.wait_for_request(self, session_id, request_id, timeout)
+
+    def token_update(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        usage: TokenUsage | Mapping[str, int] | None = None,
+    ) -> TokenUpdate:
+        """The session's ``token_update``, not published."""
+        return tokens.token_update(self, session_id, model=model, usage=usage)
+
+    def publish_token_update(
+        self,
+        session_id: str,
+        *,
+        model: str | None = None,
+        usage: TokenUsage | Mapping[str, int] | None = None,
+    ) -> TokenUpdate:
+        return tokens.publish_token_update(self, session_id, model=model, usage=usage)
+
+    def relay(self, session_id: str | None = None, *, since: str | None = None) -> EventRelay:
+        """An ``EventRelay`` on these resources, subscribed once returned."""
+        return relays.EventRelay(session_id, ctx=self, since=since)
+
+    # --- the context figures (stats.py) -----------------------------------------------------
+
+    def session_stats(self, session_id: str) -> dict[str, Any]:
+        return stats.session_stats(self, session_id)
+
+    def session_items(self, limit: int = 100) -> list[dict[str, Any]]:
+        return stats.session_items(self, limit)
+
+    def session_item(self, listed: SessionListing, compactions: int) -> dict[str, Any]:
+        return stats.session_item(self, listed, compactions)
+
+    def record_turn(
+        self, session_id: str, ensured: Ensured, usage: TokenUsage, model: str | None
+    ) -> int:
+        return stats.record_turn(self, session_id, ensured, usage, model)
 
 
 _DEFAULT: Default[Producers] = Default(Producers.from_settings)

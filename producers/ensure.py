@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from compaction.core.contract import AnyEvent
 from compaction.core.messages import Message
 from compaction.core.tokens import estimate_messages_tokens
 from compaction.producers import trigger
-from compaction.producers.context import Producers
 from compaction.producers.trigger import TriggerResult, TriggerStatus
 from compaction.producers.wait import wait_for_request
 from compaction.service.queue import queued_or_running
+
+if TYPE_CHECKING:  # producers/context.py imports this module
+    from compaction.producers.context import Producers
 
 #: ``compacted``: it waited and the compaction was done; ``waited``: it waited and the request
 #: ended without changing the history (failed or skipped: ``event`` says why); ``timed_out``:

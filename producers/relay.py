@@ -12,15 +12,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from compaction.core.contract import AnyEvent
-from compaction.producers.context import Producers, default
+from compaction.producers import context
 from compaction.service.events import StreamCursor, newest_id
 from compaction.service.keys import events_stream
 from compaction.service.redis import stream_client
+
+if TYPE_CHECKING:  # producers/context.py imports this module
+    from compaction.producers.context import Producers
 
 
 class EventRelay:
@@ -34,7 +37,7 @@ class EventRelay:
         ctx: Producers | None = None,
         since: str | None = None,
     ) -> None:
-        self.ctx = ctx or default()
+        self.ctx = ctx or context.default()
         self.session_id = session_id
         self.stream = events_stream(self.ctx.settings.channel_prefix)
         self.client = stream_client(self.ctx.settings.redis_url)

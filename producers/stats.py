@@ -7,18 +7,20 @@ after each model call (``record_turn``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compaction.core.contract import TokenUsage
 from compaction.core.messages import Message
 from compaction.core.segments import tag_of, tokens_by_segment
 from compaction.core.tokens import estimate_tokens
-from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
 from compaction.producers.trigger import used_tokens
 from compaction.service import logs
 from compaction.store import SessionListing
 from compaction.store.token_stats import TokenStat
+
+if TYPE_CHECKING:  # producers/context.py imports this module
+    from compaction.producers.context import Producers
 
 log = logs.get_logger(__name__)
 

@@ -7,13 +7,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from compaction.core.contract import ContextUsage, TokenUpdate, TokenUsage
 from compaction.core.errors import as_invalid_request
-from compaction.producers.context import Producers
 from compaction.producers.trigger import used_tokens
 from compaction.service.events import EventPublisher
 from compaction.service.usage import last_usage, remember_usage
+
+if TYPE_CHECKING:  # producers/context.py imports this module
+    from compaction.producers.context import Producers
 
 
 def token_update(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from compaction.core.contract import CompactionRequested, Stage
 from compaction.core.decision import Busy, decide
@@ -13,9 +13,11 @@ from compaction.core.errors import CompactionDisabled, SystemPromptTooLarge, as_
 from compaction.core.messages import Message
 from compaction.core.staged import first_stage
 from compaction.core.tokens import estimate_tokens
-from compaction.producers.context import Producers
 from compaction.service.context import SessionContext
 from compaction.service.queue import EnqueueResult, pending_and_running, submit
+
+if TYPE_CHECKING:  # producers/context.py imports this module
+    from compaction.producers.context import Producers
 
 TriggerStatus = Literal[
     "enqueued",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compaction.core.contract import AnyEvent
-from compaction.producers.context import Producers
 from compaction.producers.relay import EventRelay
 from compaction.service.events import final_among, is_final_for
 from compaction.service.queue import queued_or_running
+
+if TYPE_CHECKING:  # producers/context.py imports this module
+    from compaction.producers.context import Producers
 
 #: stream entries searched for a final event published before the wait started
 RECENT = 500

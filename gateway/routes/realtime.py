@@ -29,7 +29,6 @@ from compaction.gateway.hub import Delivery, Subscription
 from compaction.gateway.resources import Resources
 from compaction.gateway.routes.chat import MessageIn
 from compaction.gateway.schemas import ERRORS, CompactRequest
-from compaction.producers import aio
 from compaction.service import logs
 
 log = logs.get_logger(__name__)
@@ -112,7 +111,7 @@ async def _handle(resources: Resources, subscription: Subscription, text: str) -
     with as_invalid_request("socket message"):
         request = _REQUESTS.validate_json(text)
     if isinstance(request, SocketCompact):
-        await aio.request_manual(session_id, focus=request.focus or None, ctx=resources.producers)
+        await resources.producers.aio().request_manual(session_id, focus=request.focus or None)
         return
 
     def failed(err: Exception) -> None:

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Path
 
 from compaction.gateway.deps import ProducersDep, StoreDep
 from compaction.gateway.schemas import ERRORS
-from compaction.producers import tokens
 from compaction.producers.views import run_row
 from compaction.service import logs
 
@@ -39,7 +38,7 @@ def restore(ctx: ProducersDep, run_id: RunId) -> dict[str, Any]:
     run = ctx.store.get_run(run_id)  # 404 before the restore's own 400s
     restored = ctx.store.restore(run.id)
     try:
-        tokens.publish_token_update(ctx, restored.session_id)
+        ctx.publish_token_update(restored.session_id)
     except redis.RedisError as err:  # restored already; the bar catches up on the next turn
         log.warning("token_update after restore not published", error=type(err).__name__)
     return run_row(restored)

@@ -10,8 +10,6 @@ from fastapi import APIRouter, Body, Path, Query, status
 
 from compaction.gateway.deps import ProducersDep, StoreDep
 from compaction.gateway.schemas import ERRORS, CompactRequest, NewSession, View
-from compaction.producers import trigger
-from compaction.producers.stats import session_item, session_items, session_stats
 from compaction.producers.transcripts import parse_transcript, store_transcript
 from compaction.producers.views import history_rows
 from compaction.store.listing import MAX_LISTED
@@ -26,7 +24,7 @@ def list_sessions(
     ctx: ProducersDep, limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 100
 ) -> dict[str, Any]:
     """The newest sessions first, with their tokens, threshold and standing compactions."""
-    return {"sessions": session_items(ctx, limit)}
+    return {"sessions": ctx.session_items(limit)}
 
 
 @router.post("/api/sessions", status_code=status.HTTP_201_CREATED)
@@ -51,7 +49,7 @@ def get_session(ctx: ProducersDep, session_id: SessionId) -> dict[str, Any]:
     """The session as the list shows it."""
     listed = ctx.store.session_listing(session_id)
     compactions = ctx.store.compaction_counts([session_id]).get(session_id, 0)
-    return session_item(ctx, listed, compactions)
+    return ctx.session_item(listed, compactions)
 
 
 @router.post("/api/sessions/{session_id}/import")
@@ -91,7 +89,7 @@ def compact(
     session's queued auto request made manual (``upgraded``); ``already_pending`` when a
     manual one is queued already. The outcome comes as events (WebSocket, SSE)."""
     focus = body.focus if body is not None else None
-    queued = trigger.request_manual(ctx, session_id, focus=focus)
+    queued = ctx.request_manual(session_id, focus=focus)
     return {"status": queued.status, "requestId": queued.request_id}
 
 
@@ -99,7 +97,7 @@ def compact(
 def context_stats(ctx: ProducersDep, session_id: SessionId) -> dict[str, Any]:
     """``compaction stats --json``: tokens by role and by segment (system, history, loop,
     state), threshold and budget, last run, the latest turns' figures and decisions."""
-    return session_stats(ctx, session_id)
+    return ctx.session_stats(session_id)
 
 
 @router.get("/api/v1/agent/context-stats", tags=["compatibility"])
@@ -107,4 +105,4 @@ def agent_context_stats(
     ctx: ProducersDep, conversation_id: Annotated[str, Query(description="the session's id")]
 ) -> dict[str, Any]:
     """The same figures at the path agent frameworks call."""
-    return session_stats(ctx, conversation_id)
+    return ctx.session_stats(conversation_id)

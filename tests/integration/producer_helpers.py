@@ -1,6 +1,7 @@
 """Helpers of the producers' tests (``test_producers_*.py``, ``test_worker_ingress.py``; the
 ``ctx`` fixture is in ``conftest.py``): a session of some turns, the test's queue, RQ's own
-SimpleWorker running the queued jobs in this process, and a spy on a waiter's lookup."""
+SimpleWorker running the queued jobs in this process (or the job run directly, off the main
+thread), and a spy on a waiter's lookup."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rq.serializers import JSONSerializer
 
 from compaction.producers.context import Producers
 from compaction.service.queue import compaction_queue
+from compaction.worker.jobs import compaction_requested
 from tests.fakes import conversation
 
 
@@ -30,6 +32,13 @@ def queue(ctx: Producers) -> Queue:
 def drain(ctx: Producers) -> None:
     """Run every queued job with RQ's SimpleWorker, in this process (JSON serializer)."""
     SimpleWorker([queue(ctx)], connection=ctx.redis, serializer=JSONSerializer).work(burst=True)
+
+
+def run_queued(ctx: Producers) -> None:
+    """Run the queued jobs without RQ's signal handling, so off the main thread too."""
+    for job in queue(ctx).jobs:
+        compaction_requested(job.args[0])
+        job.delete()
 
 
 def looked_up(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> threading.Event:

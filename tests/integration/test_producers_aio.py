@@ -9,7 +9,7 @@ import pytest
 
 from compaction.producers import aio, configure
 from compaction.producers.context import Producers
-from tests.integration.producer_helpers import looked_up, queue, session_with
+from tests.integration.producer_helpers import looked_up, run_queued, session_with
 
 
 def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,7 +23,7 @@ def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
                 result = await aio.check_and_enqueue(session_id)
                 waited = asyncio.create_task(aio.wait_for_compaction(session_id, timeout=20))
                 assert await asyncio.to_thread(looked.wait, 30)
-                await asyncio.to_thread(drain_in_thread_safe_way, ctx)
+                await asyncio.to_thread(run_queued, ctx)
                 final = await waited
                 kinds = [e.type async for e in relay.events(timeout=1)]
             return result.status, kinds, final
@@ -34,12 +34,3 @@ def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
     assert status == "enqueued"
     assert kinds == ["compaction_start", "compaction_done", "token_update"]
     assert final is not None and final.type == "compaction_done"  # type: ignore[attr-defined]
-
-
-def drain_in_thread_safe_way(ctx: Producers) -> None:
-    """Run the queued job without RQ's signal handling (this runs off the main thread)."""
-    from compaction.worker.jobs import compaction_requested
-
-    for job in queue(ctx).jobs:
-        compaction_requested(job.args[0])
-        job.delete()
