@@ -4,7 +4,6 @@ producers and the real RQ job against its fake auxiliary model."""
 from __future__ import annotations
 
 from compaction.core.errors import LlmError
-from compaction.producers import trigger
 from compaction.testing import FakeAuxiliaryModel, embedded_stack
 from tests.fakes import conversation
 
@@ -15,7 +14,7 @@ def test_a_manual_compaction_runs_on_the_fake_model() -> None:
         stack.store.create_session("s-1", messages=messages)
         before = len(stack.store.load_history("s-1", view="compacted"))
 
-        assert trigger.request_manual(stack.producers, "s-1").status == "enqueued"
+        assert stack.producers.request_manual("s-1").status == "enqueued"
         stack.work()
 
         view = stack.store.load_history("s-1", view="compacted")
@@ -33,7 +32,7 @@ def test_a_failing_model_leaves_the_history_unchanged() -> None:
         stack.store.create_session("s-1", messages=conversation(10))
         before = stack.store.load_history("s-1", view="full")
 
-        trigger.request_manual(stack.producers, "s-1")
+        stack.producers.request_manual("s-1")
         stack.work()
 
         after = stack.store.load_history("s-1", view="full")
