@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from compaction.gateway import errors
 from compaction.gateway.auth import BodyLimit, Guard, documented
 from compaction.gateway.resources import Resources
+from compaction.gateway.responses import Health
 from compaction.gateway.routes import ROUTERS
 
 API_VERSION = "1"
@@ -44,8 +45,8 @@ def create_app(resources: Resources) -> FastAPI:
         app.include_router(router)
 
     @app.get("/healthz", tags=["meta"])
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    def healthz() -> Health:
+        return Health(status="ok")
 
     static = package_files.files("compaction.gateway").joinpath("static")
     app.mount("/", StaticFiles(directory=str(static), html=True), name="console")

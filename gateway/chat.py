@@ -17,12 +17,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from compaction.core.contract import TokenUsage
 from compaction.core.messages import Message
 from compaction.gateway.chat_model import ChatModel, ChatModels
 from compaction.gateway.hub import Hub
+from compaction.gateway.responses import EnsuredFigures, HistoryRow, Turn
 from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
@@ -31,16 +31,13 @@ from compaction.producers.views import history_rows
 @dataclass(frozen=True, slots=True)
 class TurnResult:
     #: the stored reply, as a history row
-    reply: dict[str, Any]
+    reply: HistoryRow
     ensured: Ensured
     usage: TokenUsage
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "reply": self.reply,
-            "ensured": {"status": self.ensured.status, "usedTokens": self.ensured.used_tokens},
-            "usage": self.usage.to_wire(),
-        }
+    def answer(self) -> Turn:
+        ensured = EnsuredFigures(status=self.ensured.status, used_tokens=self.ensured.used_tokens)
+        return Turn(reply=self.reply, ensured=ensured, usage=self.usage)
 
 
 @dataclass
@@ -103,7 +100,7 @@ class Turns:
         )
         completion = await chat_model.reply(ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply = await asyncio.to_thread(self._store, session_id, answer, asked["seq"])
+        reply = await asyncio.to_thread(self._store, session_id, answer, asked.seq)
         self._show(session_id, reply)
         usage = TokenUsage(
             input_tokens=completion.input_tokens,
@@ -117,23 +114,23 @@ class Turns:
 
     def _begin(
         self, session_id: str, model: str | None, message: Message
-    ) -> tuple[ChatModel, dict[str, Any]]:
+    ) -> tuple[ChatModel, HistoryRow]:
         """Who answers the session's model (``session_not_found`` for an unknown session,
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
         chat_model = self.models.for_model(session.model)
         return chat_model, self._store(session_id, message, session.info.last_seq)
 
-    def _store(self, session_id: str, message: Message, after_seq: int) -> dict[str, Any]:
+    def _store(self, session_id: str, message: Message, after_seq: int) -> HistoryRow:
         """Append ``message``; its history row (read among the rows after ``after_seq``, a
         position the session had before: others may have appended meanwhile)."""
         store = self.ctx.store
         (message_id,) = store.append_messages(session_id, [message])
         rows = store.load_history(session_id, "full", after_seq=after_seq)
-        return next(row for row in history_rows(rows) if row["id"] == message_id)
+        return next(HistoryRow.of(row) for row in history_rows(rows) if row["id"] == message_id)
 
-    def _show(self, session_id: str, row: dict[str, Any]) -> None:
-        self.hub.publish(session_id, {"type": "message", "message": row})
+    def _show(self, session_id: str, row: HistoryRow) -> None:
+        self.hub.publish(session_id, {"type": "message", "message": row.wire()})
 
     @contextlib.asynccontextmanager
     async def _one_at_a_time(self, session_id: str) -> AsyncIterator[None]:

@@ -4,12 +4,13 @@ value back to the system's."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path
 
 from compaction.core.errors import InvalidRequest, NotFound
 from compaction.gateway.deps import ProducersDep
+from compaction.gateway.responses import Agent, AgentList
 from compaction.gateway.schemas import ERRORS, AgentUpdate
 from compaction.producers.views import agent_view, show_agent
 from compaction.store import Store
@@ -20,19 +21,19 @@ AgentId = Annotated[str, Path(description="the agent's id")]
 
 
 @router.get("/api/agents")
-def list_agents(ctx: ProducersDep) -> dict[str, Any]:
-    return {"agents": ctx.store.list_agents()}
+def list_agents(ctx: ProducersDep) -> AgentList:
+    return AgentList(agents=ctx.store.list_agents())
 
 
 @router.get("/api/agents/{agent_id}")
-def get_agent(ctx: ProducersDep, agent_id: AgentId) -> dict[str, Any]:
+def get_agent(ctx: ProducersDep, agent_id: AgentId) -> Agent:
     """The agent's own values (``null``: blank, inherited) and the ``effective`` ones, each
     with its ``source``: ``agent``, ``system`` (the setting named) or the default channel."""
-    return show_agent(ctx.settings, ctx.store, agent_id)
+    return Agent.of(show_agent(ctx.settings, ctx.store, agent_id))
 
 
 @router.put("/api/agents/{agent_id}")
-def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> dict[str, Any]:
+def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> Agent:
     """Create or update: a key given sets the value, a key given as ``null`` clears it (the
     system setting, or the default channel, applies), a key left out is unchanged."""
     store = ctx.store
@@ -51,7 +52,7 @@ def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> dict[s
         context_window=body.context_window,
     )
     ctx.contexts.forget_agent(agent_id)  # this process's figures follow at once
-    return agent_view(ctx.settings, store, agent)
+    return Agent.of(agent_view(ctx.settings, store, agent))
 
 
 def _cleared(body: AgentUpdate, field: str) -> bool:

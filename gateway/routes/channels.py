@@ -5,11 +5,12 @@ that agents use, or the default one, is neither removed nor unmarked auxiliary w
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, status
 
 from compaction.gateway.deps import StoreDep
+from compaction.gateway.responses import Channel, ChannelList, RemovedChannel
 from compaction.gateway.schemas import ERRORS, ChannelUpdate, NewChannel
 from compaction.producers.views import channel_row
 
@@ -22,13 +23,15 @@ Force = Annotated[
 
 
 @router.get("/api/channels")
-def list_channels(store: StoreDep) -> dict[str, Any]:
+def list_channels(store: StoreDep) -> ChannelList:
     default_id = store.default_channel_id()
-    return {"channels": [channel_row(c, default_id) for c in store.list_channels()]}
+    return ChannelList(
+        channels=[Channel.of(channel_row(c, default_id)) for c in store.list_channels()]
+    )
 
 
 @router.post("/api/channels", status_code=status.HTTP_201_CREATED)
-def add_channel(store: StoreDep, body: NewChannel) -> dict[str, Any]:
+def add_channel(store: StoreDep, body: NewChannel) -> Channel:
     """A taken name is 409; ``default`` needs ``auxiliary``."""
     channel = store.add_channel(
         body.name,
@@ -40,13 +43,13 @@ def add_channel(store: StoreDep, body: NewChannel) -> dict[str, Any]:
         auxiliary=body.auxiliary,
         default=body.default,
     )
-    return channel_row(channel, store.default_channel_id())
+    return Channel.of(channel_row(channel, store.default_channel_id()))
 
 
 @router.patch("/api/channels/{channel}")
 def edit_channel(
     store: StoreDep, channel: ChannelRef, body: ChannelUpdate, force: Force = False
-) -> dict[str, Any]:
+) -> Channel:
     """Change what is given; ``null`` clears the base URL or the key."""
     forget_key = body.given("api_key") and body.api_key is None
     forget_env = body.given("api_key_env") and body.api_key_env is None
@@ -63,23 +66,23 @@ def edit_channel(
         auxiliary=body.auxiliary,
         force=force,
     )
-    return channel_row(change.channel, store.default_channel_id())
+    return Channel.of(channel_row(change.channel, store.default_channel_id()))
 
 
 @router.delete("/api/channels/{channel}")
-def remove_channel(store: StoreDep, channel: ChannelRef, force: Force = False) -> dict[str, Any]:
+def remove_channel(store: StoreDep, channel: ChannelRef, force: Force = False) -> RemovedChannel:
     """The removed channel, the agents now on the default channel, and whether it was the
     default one."""
     change = store.remove_channel(channel, force=force)
-    return {
-        "removed": channel_row(change.channel, None),
-        "agents": list(change.released_agents),
-        "defaultCleared": change.default_cleared,
-    }
+    return RemovedChannel(
+        removed=Channel.of(channel_row(change.channel, None)),
+        agents=list(change.released_agents),
+        default_cleared=change.default_cleared,
+    )
 
 
 @router.post("/api/channels/{channel}/default")
-def make_default(store: StoreDep, channel: ChannelRef) -> dict[str, Any]:
+def make_default(store: StoreDep, channel: ChannelRef) -> Channel:
     """Make an auxiliary channel the system's default one."""
     made = store.set_default_channel(channel)
-    return channel_row(made, made.id)
+    return Channel.of(channel_row(made, made.id))

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from pydantic import Field
 
 from compaction.gateway.deps import ResourcesDep
+from compaction.gateway.responses import Turn
 from compaction.gateway.schemas import ERRORS, Body, ErrorAnswer
 
 #: what a turn may answer besides the refusals every route may
@@ -29,11 +30,10 @@ class MessageIn(Body):
 
 
 @router.post("/api/sessions/{session_id}/messages")
-async def send_message(session_id: str, body: MessageIn, resources: ResourcesDep) -> dict[str, Any]:
+async def send_message(session_id: str, body: MessageIn, resources: ResourcesDep) -> Turn:
     """Store the user's message, wait for a compaction of the session that is queued or running
     (and start one when the session is past its threshold), call the chat model with the
-    compacted view, store its reply and publish ``token_update``. Answers ``{"reply": history
-    row, "ensured": {"status", "usedTokens"}, "usage": {"inputTokens", "outputTokens",
-    "totalTokens", "apiCalls"}}``; every socket of the session also gets both messages."""
+    compacted view, store its reply and publish ``token_update``. Every socket of the session
+    also gets both messages."""
     turn = await resources.turns.take(session_id, body.content, model=body.model)
-    return turn.to_json()
+    return turn.answer()

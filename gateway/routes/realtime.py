@@ -131,7 +131,7 @@ async def _close(websocket: WebSocket, code: int) -> None:
     responses={
         **ERRORS,
         200: {
-            "content": {"text/event-stream": {}},
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
             "description": "event: <type>, data: <JSON object> per object; ': ping' comments",
         },
     },

@@ -9,6 +9,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, status
 
 from compaction.gateway.deps import ProducersDep, StoreDep
+from compaction.gateway.responses import (
+    ContextStats,
+    CreatedSession,
+    History,
+    HistoryRow,
+    Imported,
+    Queued,
+    SessionItem,
+    SessionList,
+)
 from compaction.gateway.schemas import ERRORS, CompactRequest, NewSession, View
 from compaction.producers.transcripts import parse_transcript, store_transcript
 from compaction.producers.views import history_rows
@@ -22,13 +32,13 @@ SessionId = Annotated[str, Path(description="the session's id")]
 @router.get("/api/sessions")
 def list_sessions(
     ctx: ProducersDep, limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 100
-) -> dict[str, Any]:
+) -> SessionList:
     """The newest sessions first, with their tokens, threshold and standing compactions."""
-    return {"sessions": ctx.session_items(limit)}
+    return SessionList(sessions=[SessionItem.of(item) for item in ctx.session_items(limit)])
 
 
 @router.post("/api/sessions", status_code=status.HTTP_201_CREATED)
-def create_session(ctx: ProducersDep, body: NewSession) -> dict[str, Any]:
+def create_session(ctx: ProducersDep, body: NewSession) -> CreatedSession:
     """A new session (its agent created with blank settings if missing), holding ``messages``
     if given: checked as ``compaction import`` checks a transcript. A taken id is 409."""
     messages = parse_transcript(body.messages, "messages")
@@ -41,15 +51,15 @@ def create_session(ctx: ProducersDep, body: NewSession) -> dict[str, Any]:
         append=False,
         source="messages",
     )
-    return {"id": session_id}
+    return CreatedSession(id=session_id)
 
 
 @router.get("/api/sessions/{session_id}")
-def get_session(ctx: ProducersDep, session_id: SessionId) -> dict[str, Any]:
+def get_session(ctx: ProducersDep, session_id: SessionId) -> SessionItem:
     """The session as the list shows it."""
     listed = ctx.store.session_listing(session_id)
     compactions = ctx.store.compaction_counts([session_id]).get(session_id, 0)
-    return ctx.session_item(listed, compactions)
+    return SessionItem.of(ctx.session_item(listed, compactions))
 
 
 @router.post("/api/sessions/{session_id}/import")
@@ -62,7 +72,7 @@ def import_transcript(
     agent_id: Annotated[
         str | None, Query(alias="agentId", description="a new session's agent")
     ] = None,
-) -> dict[str, Any]:
+) -> Imported:
     """Append a transcript (the session is created if missing), as ``compaction import
     --session``: a transcript that would not continue the stored conversation validly is
     refused whole, nothing stored."""
@@ -70,39 +80,37 @@ def import_transcript(
     stored = store_transcript(
         store, messages, session_id=session_id, agent_id=agent_id, source="the body"
     )
-    return {"id": stored, "imported": len(messages)}
+    return Imported(id=stored, imported=len(messages))
 
 
 @router.get("/api/sessions/{session_id}/history")
-def history(store: StoreDep, session_id: SessionId, view: View = "compacted") -> dict[str, Any]:
+def history(store: StoreDep, session_id: SessionId, view: View = "compacted") -> History:
     """``compacted``: what the model gets; ``display``: that with the compaction events, the
     user's screen after a reload; ``full``: every row, compacted ones marked."""
     rows = history_rows(store.load_history(session_id, view))
-    return {"sessionId": session_id, "view": view, "messages": rows}
+    return History(session_id=session_id, view=view, messages=[HistoryRow.of(r) for r in rows])
 
 
 @router.post("/api/sessions/{session_id}/compact", status_code=status.HTTP_202_ACCEPTED)
-def compact(
-    ctx: ProducersDep, session_id: SessionId, body: CompactRequest | None = None
-) -> dict[str, Any]:
+def compact(ctx: ProducersDep, session_id: SessionId, body: CompactRequest | None = None) -> Queued:
     """``/compact``: a manual compaction queued for the workers (``enqueued``), or the
     session's queued auto request made manual (``upgraded``); ``already_pending`` when a
     manual one is queued already. The outcome comes as events (WebSocket, SSE)."""
     focus = body.focus if body is not None else None
     queued = ctx.request_manual(session_id, focus=focus)
-    return {"status": queued.status, "requestId": queued.request_id}
+    return Queued(status=queued.status, request_id=queued.request_id)
 
 
 @router.get("/api/sessions/{session_id}/context-stats")
-def context_stats(ctx: ProducersDep, session_id: SessionId) -> dict[str, Any]:
+def context_stats(ctx: ProducersDep, session_id: SessionId) -> ContextStats:
     """``compaction stats --json``: tokens by role and by segment (system, history, loop,
     state), threshold and budget, last run, the latest turns' figures and decisions."""
-    return ctx.session_stats(session_id)
+    return ContextStats.of(ctx.session_stats(session_id))
 
 
 @router.get("/api/v1/agent/context-stats", tags=["compatibility"])
 def agent_context_stats(
     ctx: ProducersDep, conversation_id: Annotated[str, Query(description="the session's id")]
-) -> dict[str, Any]:
+) -> ContextStats:
     """The same figures at the path agent frameworks call."""
-    return ctx.session_stats(conversation_id)
+    return ContextStats.of(ctx.session_stats(conversation_id))

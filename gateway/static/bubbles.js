@@ -109,7 +109,7 @@ function infoFromRow(row, runs) {
 
 function toolCalls(row) {
   const box = el("div", { class: "tool-calls" });
-  for (const call of row.tool_calls || []) {
+  for (const call of row.toolCalls || []) {
     const args =
       typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
     const line = el("div", { class: "tool-call", "data-testid": "tool-call" });
@@ -131,22 +131,22 @@ function tag(key, testid) {
 export function messageElement(row) {
   const node = el("article", {
     class: `msg msg-${row.role}`,
-    "data-testid": row.is_compaction_summary ? "summary-message" : "message",
+    "data-testid": row.isCompactionSummary ? "summary-message" : "message",
     "data-role": row.role,
     "data-id": row.id ?? "",
   });
   const head = el("header", { class: "msg-head" });
   head.append(el("span", { class: "role" }, t(row.role === "user" ? "you" : row.role)));
-  if (row.compacted_at) {
+  if (row.compactedAt) {
     node.classList.add("compacted");
     node.dataset.compacted = "true";
-    const restored = row.is_compaction_summary && row.metadata?.restoredByRunId;
+    const restored = row.isCompactionSummary && row.metadata?.restoredByRunId;
     head.append(tag(restored ? "restoredTag" : "compactedTag", "compacted-tag"));
   }
-  if (row.pruned_at) head.append(tag("prunedTag", "pruned-tag"));
+  if (row.prunedAt) head.append(tag("prunedTag", "pruned-tag"));
   node.append(head);
   const body = el("div", { class: "msg-body" });
-  if (row.is_compaction_summary) {
+  if (row.isCompactionSummary) {
     head.append(tag("summaryTag", "summary-tag"));
     const details = el("details", { class: "summary-card" });
     details.append(el("summary", {}, t("summaryCard")));
@@ -156,7 +156,7 @@ export function messageElement(row) {
     body.append(details);
   } else if (row.role === "tool") {
     const details = el("details", {});
-    details.append(el("summary", {}, `${t("toolResult")} ${row.tool_call_id || ""}`));
+    details.append(el("summary", {}, `${t("toolResult")} ${row.toolCallId || ""}`));
     details.append(el("pre", { class: "tool-output" }, row.content));
     body.append(details);
   } else if (row.role === "assistant") {
@@ -166,7 +166,7 @@ export function messageElement(row) {
   } else {
     body.append(el("div", { class: "plain" }, row.content));
   }
-  if (row.tool_calls?.length) body.append(toolCalls(row));
+  if (row.toolCalls?.length) body.append(toolCalls(row));
   node.append(body);
   return node;
 }

@@ -174,7 +174,7 @@ def test_a_new_user_gets_the_embedded_gateway(tmp_path: Path) -> None:
             run = wait_for_run(client, "demo-en")
             assert run["status"] == "succeeded" and run["removedCount"] > 0
             compacted = client.get("/api/sessions/demo-en/history").json()["messages"]
-            assert sum(r["is_compaction_summary"] for r in compacted) == 1
+            assert sum(r["isCompactionSummary"] for r in compacted) == 1
 
             turn = client.post("/api/sessions/demo-zh/messages", json={"content": "继续"})
             assert turn.status_code == 200, turn.text

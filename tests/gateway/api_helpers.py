@@ -1,5 +1,5 @@
 """What the gateway's API tests share: the real transcript they import over HTTP, and the
-history rows of a view."""
+history rows of a view (camelCase: gateway/responses.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ HISTORY_KEYS = {
     "seq",
     "role",
     "content",
-    "tool_calls",
-    "tool_call_id",
-    "compacted_at",
-    "compacted_into_id",
-    "is_compaction_summary",
-    "pruned_at",
+    "toolCalls",
+    "toolCallId",
+    "compactedAt",
+    "compactedIntoId",
+    "isCompactionSummary",
+    "prunedAt",
     "metadata",
 }
 

@@ -44,13 +44,13 @@ def test_compact_then_history_runs_and_restore(gateway: Gateway, fake_llm: FakeL
     assert "the refund" in fake_llm.bodies_text()
 
     compacted = view(gateway, "compacted")
-    [summary] = [r for r in compacted if r["is_compaction_summary"]]
+    [summary] = [r for r in compacted if r["isCompactionSummary"]]
     assert len(compacted) < len(original)
     assert compacted[0] == original[0]  # the protected head
     full = view(gateway, "full")
-    folded = [r for r in full if r["compacted_into_id"] == summary["id"]]
+    folded = [r for r in full if r["compactedIntoId"] == summary["id"]]
     assert len(folded) == len(original) - len(compacted) + 1
-    assert all(r["compacted_at"] for r in folded)
+    assert all(r["compactedAt"] for r in folded)
     assert {r["id"] for r in original} <= {r["id"] for r in full}
     display = view(gateway, "display")
     assert bubbles(display) == ["start", "done"]

@@ -22,13 +22,13 @@ def test_import_a_real_transcript_then_its_history_in_three_views(gateway: Gatew
     assert len(rows) == 40 and set(rows[0]) == HISTORY_KEYS
     assert [r["role"] for r in rows] == [m["role"] for m in forty()]
     assert rows[1]["content"] == forty()[1]["content"]
-    index, called = next((i, r) for i, r in enumerate(rows) if r["tool_calls"])
+    index, called = next((i, r) for i, r in enumerate(rows) if r["toolCalls"])
     call = forty()[index]["tool_calls"][0]
-    assert called["tool_calls"][0]["name"] == call["name"] == "get_user_details"
-    assert rows[index + 1]["tool_call_id"] == call["id"]
+    assert called["toolCalls"][0]["name"] == call["name"] == "get_user_details"
+    assert rows[index + 1]["toolCallId"] == call["id"]
     default = gateway.client.get("/api/sessions/airline/history").json()
     assert default["view"] == "compacted" and default["messages"] == rows
-    # the same rows the command line prints with history --json (one home: producers.views)
+    # the rows the command line prints with history --json (producers.views), camelCase
     assert gateway.client.get("/api/agents/support").status_code == 200  # created with it
 
 

@@ -1,0 +1,292 @@
+"""The API's answers as models (docs/architecture.md, "The gateway"), so that the OpenAPI
+document says the shape of every one and a client can be generated from it.
+
+One casing on the wire: camelCase keys, from one alias generator (``Answer``). The producers
+build the command line's shapes (``producers.views``, ``producers.stats``); a model here takes
+them by field name or by alias and writes them camelCase. So a history row, snake_case in
+``compaction history --json`` (a contract of its own), is camelCase over HTTP and on the
+sockets. Unknown keys are refused: a figure the producers add fails the gateway's tests until
+it is declared here, never reaches a client undocumented.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from compaction.core.contract import TokenUsage
+from compaction.core.messages import Role
+from compaction.core.segments import Segment
+from compaction.gateway.schemas import View
+from compaction.producers.ensure import EnsureStatus
+from compaction.service.queue import EnqueueStatus
+from compaction.store.auxiliary import AuxiliarySource
+from compaction.store.models import RUN_STATUSES
+
+
+def _with_offset(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+#: a time with its offset, as RFC 3339 wants: SQLite gives the store's UTC times back without
+#: one (store/models.py, ``utcnow``)
+Time = Annotated[datetime, AfterValidator(_with_offset)]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+    @classmethod
+    def of(cls, shape: dict[str, Any]) -> Self:
+        """The model of a shape the producers built (snake_case or camelCase keys)."""
+        return cls.model_validate(shape)
+
+    def wire(self) -> dict[str, Any]:
+        """The camelCase JSON object, for the sockets (the routes' answers FastAPI writes)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class Health(Answer):
+    status: Literal["ok"]
+
+
+# -- sessions
+
+
+class SessionItem(Answer):
+    id: str
+    agent_id: str | None
+    model: str | None
+    messages: int = Field(description="rows of the compacted view")
+    used_tokens: int
+    max_tokens: int = Field(description="the context window")
+    percent: float = Field(description="usedTokens of maxTokens, one decimal")
+    threshold_percent: int
+    compactions: int = Field(description="standing (not restored) compactions")
+    created_at: Time
+
+
+class SessionList(Answer):
+    sessions: list[SessionItem] = Field(description="the newest first")
+
+
+class CreatedSession(Answer):
+    id: str
+
+
+class Imported(Answer):
+    id: str
+    imported: int = Field(description="the messages appended")
+
+
+class ToolCallRow(Answer):
+    id: str
+    name: str
+    arguments: str = Field(description="JSON text, as the model wrote it")
+
+
+class HistoryRow(Answer):
+    """A stored message (``producers.views.history_rows``)."""
+
+    id: int
+    seq: int
+    role: Role
+    content: str = Field(description="a pruned tool result's placeholder in the compacted view")
+    tool_calls: list[ToolCallRow]
+    tool_call_id: str | None
+    compacted_at: Time | None = Field(description="set once folded into a summary")
+    compacted_into_id: int | None = Field(description="the summary's id")
+    is_compaction_summary: bool
+    pruned_at: Time | None
+    metadata: dict[str, Any] | None = Field(
+        description="an event row's systemType, event and figures; a restored summary's "
+        "restoredByRunId"
+    )
+
+
+class History(Answer):
+    session_id: str
+    view: View
+    messages: list[HistoryRow]
+
+
+class Queued(Answer):
+    """``/compact``'s answer: the outcome comes as events."""
+
+    status: EnqueueStatus
+    request_id: str | None = Field(description="this request's, or the queued or running one's")
+
+
+# -- context figures
+
+
+class ChatUsage(Answer):
+    input_tokens: int
+    output_tokens: int
+
+
+class TurnFigures(Answer):
+    """One model call's figures, recorded by the gateway (``producers.stats.record_turn``)."""
+
+    id: int | None
+    created_at: Time | None
+    model: str | None
+    tokens_by_segment: dict[Segment, int]
+    total_tokens: int
+    threshold_tokens: int | None
+    decision: str = Field(description="the pre-call check's status")
+    usage: ChatUsage | None
+
+
+class LastRun(Answer):
+    id: int
+    status: str = Field(json_schema_extra={"enum": list(RUN_STATUSES)})
+    code: str | None
+    reason: str
+    tokens_before: int | None
+    tokens_after: int | None
+    removed_count: int | None
+    finished_at: Time
+
+
+class ContextStats(Answer):
+    """``compaction stats --json`` (``producers.stats.session_stats``)."""
+
+    session_id: str
+    messages: int = Field(description="rows of the compacted view")
+    used_tokens: int
+    max_tokens: int = Field(description="the context window")
+    percent: float
+    threshold_percent: int
+    threshold_tokens: int
+    budget_tokens: int = Field(description="thresholdTokens under the second seed's name")
+    token_budget: int | None = Field(description="the fixed budget that sets the threshold")
+    estimated: bool
+    tokens_by_role: dict[Role, int]
+    tokens_by_segment: dict[Segment, int]
+    latest_turn: TurnFigures | None
+    turns: list[TurnFigures] = Field(description="the latest model calls, newest first")
+    compactions: int
+    last_run: LastRun | None
+
+
+# -- runs
+
+
+class Run(Answer):
+    """A compaction run (``producers.views.run_row``)."""
+
+    id: int
+    session_id: str
+    request_id: str | None
+    reason: str = Field(description="auto or manual")
+    status: str = Field(json_schema_extra={"enum": list(RUN_STATUSES)})
+    code: str | None = Field(description="a failed or skipped run's code")
+    error: str | None
+    tokens_before: int | None
+    tokens_after: int | None
+    removed_count: int | None
+    pruned_count: int | None
+    summary_message_id: int | None
+    model: str | None
+    finished_at: Time
+    restored_at: Time | None
+
+
+class RunList(Answer):
+    runs: list[Run] = Field(description="oldest first")
+
+
+# -- agents
+
+
+class AgentList(Answer):
+    agents: list[str] = Field(description="the agents' ids")
+
+
+class InheritedValue(Answer):
+    value: int | None
+    source: Literal["agent", "system"]
+    setting: str = Field(description="the system setting's variable")
+
+
+class EffectiveChannel(Answer):
+    id: int | None
+    name: str | None
+    auxiliary: bool | None
+    source: AuxiliarySource
+
+
+class Effective(Answer):
+    threshold_percent: InheritedValue
+    protect_first_n: InheritedValue
+    token_budget: InheritedValue = Field(description="value null: the percentage of the window")
+    auxiliary_channel: EffectiveChannel
+
+
+class Agent(Answer):
+    """The agent's own values (``null``: blank) and the effective ones with their source."""
+
+    id: str
+    model: str | None
+    context_window: int | None
+    auxiliary_model_channel_id: int | None
+    compaction_strategy: str | None
+    compaction_threshold_percent: int | None
+    compaction_protect_first_n: int | None
+    token_budget: int | None
+    effective: Effective
+
+
+# -- channels
+
+
+class Channel(Answer):
+    """A channel, its key and base URL masked (keys are write-only)."""
+
+    id: int
+    name: str
+    provider: str
+    model: str
+    base_url: str | None
+    api_key: str | None = Field(description="masked")
+    api_key_env: str | None
+    auxiliary: bool
+    default: bool
+
+
+class ChannelList(Answer):
+    channels: list[Channel]
+
+
+class RemovedChannel(Answer):
+    removed: Channel
+    agents: list[str] = Field(description="the agents now on the default channel")
+    default_cleared: bool
+
+
+# -- a turn
+
+
+class EnsuredFigures(Answer):
+    status: EnsureStatus
+    used_tokens: int
+
+
+class Turn(Answer):
+    """``POST /api/sessions/{id}/messages``: the stored reply, the pre-call check, the chat
+    model's usage."""
+
+    reply: HistoryRow
+    ensured: EnsuredFigures
+    usage: TokenUsage
