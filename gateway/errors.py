@@ -9,6 +9,8 @@ or Redis that fails is 503; anything else unexpected is 500 ``internal_error`` w
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -66,7 +68,8 @@ def compaction_error(err: CompactionError) -> JSONResponse:
 
 
 def install(app: FastAPI) -> None:
-    """Every failure the API can answer, as one JSON shape."""
+    """Every failure the API can answer, as one JSON shape; the OpenAPI document says so."""
+    _documented(app)
 
     @app.exception_handler(CompactionError)
     async def refused(_request: Request, err: CompactionError) -> JSONResponse:
@@ -101,3 +104,27 @@ def install(app: FastAPI) -> None:
 
 
 __all__ = ["STATUS", "compaction_error", "error_response", "install", "one_line"]
+
+
+#: the schemas FastAPI documents for its own 422 answer, which this app never sends
+_VALIDATION_SCHEMAS = ("HTTPValidationError", "ValidationError")
+
+
+def _documented(app: FastAPI) -> None:
+    """Invalid input is answered 400 ``invalid_request`` (``install``), never FastAPI's 422: the
+    document lists no 422, so a generated client expects the answers it gets."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        first = app.openapi_schema is None
+        schema = build()
+        if first:
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    operation.get("responses", {}).pop("422", None)
+            components = schema.get("components", {}).get("schemas", {})
+            for name in _VALIDATION_SCHEMAS:
+                components.pop(name, None)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
