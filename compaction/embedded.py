@@ -1,4 +1,4 @@
-"""The embedded stack (docs/architecture.md, "The gateway", "Testing"): the whole product in one
+"""The embedded stack (docs/architecture.md, "Layers", "The gateway"): the whole product in one
 process, on services that need no server: a migrated SQLite file, an in-process Redis
 (fakeredis), the producers, the event publisher and an RQ worker on a thread. The embedded
 gateway runs on it, and so does ``compaction.testing`` for an adopter's tests.

@@ -1,4 +1,4 @@
-"""Testing helpers for adopters (docs/architecture.md, "Testing"), as dramatiq ships its stub
+"""Testing helpers for adopters (docs/architecture.md, "Layers"), as dramatiq ships its stub
 broker and httpx its mock transport: the embedded stack (SQLite, in-process Redis, the real
 producers and the real RQ job) with a fake auxiliary model, so a gateway's own tests compact
 sessions with no server::
