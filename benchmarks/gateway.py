@@ -33,13 +33,14 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from benchmarks.namespace import RedisNamespace, scoped
-from benchmarks.processes import COMPACTION, REDIS_URL, start, stop, worker_env
+from benchmarks.processes import REDIS_URL, worker_env
 from benchmarks.store import migrated_store
 from compaction.core.contract import ContextUsage, TokenUpdate
 from compaction.service.events import EventPublisher
 from compaction.store import Store
 from tests.llm_server import FakeLLM, Reply, serve
+from tests.namespace import RedisNamespace, scoped
+from tests.processes import COMPACTION, start, stop
 
 TOKEN = "bench-gateway-token"
 #: between two publishes (latency, not throughput, is measured): one client per session, then

@@ -28,8 +28,7 @@ import redis
 from benchmarks.engine import InstantSummarizer, window_for
 from benchmarks.engine import load_transcript as load
 from benchmarks.floor import floor_load
-from benchmarks.namespace import RedisNamespace, scoped
-from benchmarks.processes import REDIS_URL, start, stop, wait_for_workers, worker_env
+from benchmarks.processes import REDIS_URL, wait_for_workers, worker_env
 from benchmarks.store import libpq_url, sessions
 from benchmarks.timed_worker import timings_key
 from compaction import CompactionConfig, compact, compact_staged
@@ -37,6 +36,8 @@ from compaction.core.contract import CompactionDone, CompactionRequested, is_fin
 from compaction.service.keys import events_channel
 from compaction.service.queue import compaction_queue, enqueue
 from compaction.store import Store
+from tests.namespace import RedisNamespace, scoped
+from tests.processes import start, stop
 
 LARGEST = "cc_spotter_ae4a77f8"
 WARM_UP = 3  # jobs run first and left out of the figures

@@ -3,7 +3,7 @@
     python -m benchmarks.producers [--messages 2000] [--calls 200]
 
 A 2,000-message session (a real transcript, repeated) on PostgreSQL and Redis (a namespace of
-its own on the shared Redis, ``benchmarks/namespace.py``); the check is called once per turn
+its own on the shared Redis, ``tests/namespace.py``); the check is called once per turn
 with nothing changed since the last call, in both ways a gateway can call it (passing the
 messages it is about to send, or letting the store be read), against a full re-estimate of the
 same messages. Prints the median and p95 per call; asserts nothing.
@@ -21,7 +21,6 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from benchmarks.namespace import RedisNamespace, scoped
 from benchmarks.processes import REDIS_URL
 from benchmarks.store import database
 from compaction import estimate_messages_tokens
@@ -32,6 +31,7 @@ from compaction.producers.trigger import TriggerResult
 from compaction.service.settings import Settings
 from compaction.store import Store, make_sessionmaker
 from compaction.store.migrate import upgrade
+from tests.namespace import RedisNamespace, scoped
 
 TRANSCRIPT = (
     Path(__file__).resolve().parent.parent

@@ -21,21 +21,14 @@ from rq import Queue
 
 from benchmarks.engine import load_transcript as load
 from benchmarks.engine import window_for
-from benchmarks.namespace import RedisNamespace, scoped
-from benchmarks.processes import (
-    COMPACTION,
-    REDIS_URL,
-    Events,
-    start,
-    stop,
-    wait_for_workers,
-    worker_env,
-)
+from benchmarks.processes import REDIS_URL, Events, wait_for_workers, worker_env
 from benchmarks.store import sessions
 from compaction import estimate_messages_tokens
 from compaction.core.contract import CompactionRequested
 from compaction.service.queue import compaction_queue, enqueue
 from compaction.store import Store
+from tests.namespace import RedisNamespace, scoped
+from tests.processes import COMPACTION, start, stop
 
 MID_SIZE = "msa_deepseek-chat_pydicom-1139"
 

@@ -34,7 +34,7 @@ job, and scale-out over worker processes.
 Nothing is asserted. The database is ``COMPACTION_BENCH_POSTGRES_URL``, or a throwaway one (see
 ``benchmarks/store.py``); Redis is ``COMPACTION_BENCH_REDIS_URL`` (default
 ``redis://127.0.0.1:6379/0``), shared: each part works under a random key prefix and queue
-name of its own (``benchmarks/namespace.py``) and deletes only its own keys afterwards.
+name of its own (``tests/namespace.py``) and deletes only its own keys afterwards.
 """
 
 from __future__ import annotations
@@ -54,12 +54,13 @@ import rq
 from rq import Queue, SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
-from benchmarks.namespace import RedisNamespace, scoped
 from benchmarks.overhead import overhead
-from benchmarks.processes import REDIS_URL, ROOT, worker_env
+from benchmarks.processes import REDIS_URL, worker_env
 from benchmarks.scale import scale_out
 from benchmarks.store import libpq_url, migrated_store
 from compaction.store import Store
+from tests.namespace import RedisNamespace, scoped
+from tests.processes import ROOT
 
 NOOP = "benchmarks.worker.noop"
 

@@ -1,6 +1,11 @@
 """Fixtures shared by the suite. The store fixtures run every test against SQLite and against
 a real PostgreSQL database created for the run; a test that uses Redis gets a key prefix and a
-queue name of its own on the shared server (docs/architecture.md, "Tests")."""
+queue name of its own on the shared server (docs/architecture.md, "Tests").
+
+Each test is marked by its folder (``FOLDERS``), and ``pytest`` with no path runs the fast
+target: the ``unit`` tests, which need no service. ``pytest --full`` runs the whole suite; a
+path (``pytest tests/integration``) or a marker expression (``-m integration``) runs what it
+names."""
 
 from __future__ import annotations
 
@@ -19,6 +24,59 @@ from compaction.store.migrate import upgrade
 from compaction.store.models import Base
 from tests.llm_server import FakeLLM, Reply, serve
 from tests.services import RedisNamespace, create_database, drop_database, fresh_namespace
+
+#: Each folder's markers: ``unit`` needs no service (a loopback fake model or a SQLite file of
+#: the test's own is no service); ``integration`` needs real PostgreSQL and Redis, processes or
+#: a browser. A test in no folder listed here is ``integration``, outside the fast target.
+FOLDERS: dict[str, tuple[str, ...]] = {
+    "tests/unit": ("unit",),
+    "benchmarks/tests": ("unit",),
+    "tests/integration": ("integration",),
+    "tests/gateway": ("integration",),
+    "tests/e2e": ("integration",),
+    "tests/browser": ("integration", "browser"),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="run the whole suite (PostgreSQL, Redis, processes, browser), not the fast target",
+    )
+
+
+def folder_markers(path: Path) -> tuple[str, ...] | None:
+    """The markers of the tests under ``path`` (relative to the repository's root); None for a
+    path in no folder of ``FOLDERS``."""
+    return next((m for folder, m in FOLDERS.items() if path.is_relative_to(folder)), None)
+
+
+def fast_target(config: pytest.Config) -> bool:
+    """``pytest`` with no path, no ``-m`` and no ``--full``: only the ``unit`` tests."""
+    return (
+        not config.getoption("full")
+        and not config.getoption("markexpr")
+        and config.args_source is pytest.Config.ArgsSource.TESTPATHS
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast target does not even import the modules of a folder it would deselect."""
+    markers = folder_markers(collection_path.relative_to(config.rootpath))
+    return True if fast_target(config) and markers and "unit" not in markers else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by these markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        markers = folder_markers(item.path.relative_to(config.rootpath)) or ("integration",)
+        for marker in markers:
+            item.add_marker(marker)
+    if fast_target(config):
+        others = [item for item in items if item.get_closest_marker("unit") is None]
+        config.hook.pytest_deselected(items=others)
+        items[:] = [item for item in items if item.get_closest_marker("unit") is not None]
 
 
 @pytest.fixture(scope="session")

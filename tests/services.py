@@ -16,14 +16,15 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import pytest
 import redis
+from psycopg import sql
 
-from benchmarks.namespace import RedisNamespace as Namespace
-from benchmarks.namespace import scoped
+from tests.namespace import RedisNamespace as Namespace
+from tests.namespace import scoped
 
 REDIS_URL = os.environ.get("COMPACTION_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -47,14 +48,26 @@ def create_database() -> tuple[str, str]:
     """A fresh database for this test run; returns (name, SQLAlchemy URL)."""
     name = f"compaction_test_{uuid.uuid4().hex[:10]}"
     with admin_connection() as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
     return name, f"{base}/{name}"
 
 
 def drop_database(name: str) -> None:
     with admin_connection() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+#: a stream entry as the suite's clients read it: its id and fields, bytes (no decoding)
+Entry = tuple[bytes, dict[bytes, bytes]]
+
+
+def stream_entries(client: redis.Redis, stream: str) -> list[Entry]:
+    """XRANGE of ``stream``, typed as the suite's clients read it (redis-py types a reply as str
+    or bytes, or an awaitable of them)."""
+    return cast(list[Entry], client.xrange(stream))
 
 
 def free_port() -> int:
@@ -114,7 +127,7 @@ class PrivateRedis:
 
 @dataclass(frozen=True)
 class RedisNamespace(Namespace):
-    """A namespace on the suite's Redis (``benchmarks/namespace.py``): a random key prefix and
+    """A namespace on the suite's Redis (``tests/namespace.py``): a random key prefix and
     queue name, so concurrent test runs never see each other's keys; an unreachable Redis fails
     the test with the command that starts it."""
 

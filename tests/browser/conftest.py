@@ -30,12 +30,12 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from benchmarks.processes import COMPACTION, child_env, start, stop
 from compaction import estimate_messages_tokens
 from compaction.core.formats import from_openai
 from compaction.store import ChannelConfig, Store, make_sessionmaker
 from compaction.store.migrate import upgrade
 from tests.llm_server import FakeLLM, Reply, serve
+from tests.processes import COMPACTION, child_env, start, stop
 from tests.services import create_database, drop_database, fresh_namespace
 
 CHROMIUM = Path("/usr/bin/chromium")

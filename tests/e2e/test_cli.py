@@ -20,11 +20,11 @@ from typing import Any, Protocol
 
 import pytest
 
-from benchmarks.processes import COMPACTION, child_env, start, stop
 from compaction import cli as cli_package
 from compaction.store.migrate import upgrade
 from tests.fakes import TRANSCRIPTS
 from tests.llm_server import FakeLLM, Reply
+from tests.processes import COMPACTION, child_env, start, stop
 from tests.services import create_database, drop_database, fresh_namespace
 
 Result = subprocess.CompletedProcess[str]

@@ -21,12 +21,12 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from benchmarks.processes import COMPACTION, child_env, stop
 from compaction.cli.gateway import check_host
 from compaction.service.queue import compaction_queue
 from compaction.service.settings import Settings
 from compaction.store.migrate import upgrade
 from tests.e2e.test_cli import in_process
+from tests.processes import COMPACTION, child_env, stop
 from tests.services import RedisNamespace, create_database, drop_database
 
 CONSOLE = re.compile(r"^console: (http://127\.0\.0\.1:\d+)/$", re.MULTILINE)
@@ -155,7 +155,9 @@ def test_a_new_user_gets_the_embedded_gateway(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with gateway(new_user(home), tmp_path) as (url, process):
         out = (tmp_path / "out.txt").read_text()
-        database = Path(re.search(r"database: sqlite:///(\S+)", out).group(1))
+        named = re.search(r"database: sqlite:///(\S+)", out)
+        assert named, out
+        database = Path(named.group(1))
         assert database.exists()
         err = (tmp_path / "err.txt").read_text()
         assert "no COMPACTION_GATEWAY_TOKEN set: listening on 127.0.0.1 only" in err

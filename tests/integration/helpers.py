@@ -247,7 +247,7 @@ class InjectedFailure(Exception):
 
 def driver_error(engine: Engine, message: str = "injected failure") -> Exception:
     """An error of the engine's own DB-API driver, as a broken connection would raise."""
-    return engine.dialect.loaded_dbapi.OperationalError(message)  # type: ignore[no-any-return]
+    return engine.dialect.loaded_dbapi.OperationalError(message)
 
 
 @contextmanager

@@ -17,7 +17,6 @@ import pytest
 import redis
 from rq import Worker
 
-from benchmarks.processes import COMPACTION, child_env, start, stop
 from compaction.core.contract import FINAL_EVENTS, CompactionRequested
 from compaction.service.keys import events_stream
 from compaction.service.queue import compaction_queue, enqueue
@@ -25,7 +24,8 @@ from compaction.store import Store
 from compaction.store.records import StoredMessage
 from tests.fakes import conversation
 from tests.integration.worker_helpers import wait_until
-from tests.services import PrivateRedis, RedisNamespace
+from tests.processes import COMPACTION, child_env, start, stop
+from tests.services import PrivateRedis, RedisNamespace, stream_entries
 
 #: small enough for conversation(12) (~2,000 tokens) to be over the threshold
 WINDOW = 4_000
@@ -65,7 +65,7 @@ class Proc:
 
 @dataclass
 class Processes:
-    """Starts workers (``benchmarks.processes``) and private redis-servers; ``close()`` stops
+    """Starts workers (``tests/processes.py``) and private redis-servers; ``close()`` stops
     the workers, then the servers they talk to (a worker whose Redis went first logs a
     traceback on the way out)."""
 
@@ -135,7 +135,7 @@ def wait_for(
 
 def events_for(server: Server, request_id: str) -> list[dict[str, Any]]:
     out = []
-    for _id, entry in server.client.xrange(events_stream(server.names.prefix)):
+    for _id, entry in stream_entries(server.client, events_stream(server.names.prefix)):
         event = json.loads(entry[b"event"])
         if event.get("requestId") == request_id:
             out.append(event)

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 Command = Callable[..., tuple[int, str, str]]
 
 

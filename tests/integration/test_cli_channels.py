@@ -11,8 +11,6 @@ from collections.abc import Callable
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 PASSWORD = "s3cret-" + "pw-42"
 QUERY_KEY = "qk-" + "0123456789"
 KEY = "sk-cli-" + "0123456789abcdef"

@@ -13,8 +13,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from compaction.core.contract import CompactionDone, CompactionFailed
 from compaction.core.pruning import PLACEHOLDER
 from compaction.worker.jobs import run
@@ -22,8 +20,6 @@ from compaction.worker.runtime import Runtime
 from tests.fakes import conversation
 from tests.integration.worker_helpers import Harness, auto, manual
 from tests.llm_server import Reply
-
-pytestmark = pytest.mark.integration
 
 Command = Callable[..., tuple[int, str, str]]
 Row = dict[str, Any]

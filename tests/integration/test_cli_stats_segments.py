@@ -7,14 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import pytest
-
 from compaction.core.tokens import estimate_tokens
 from compaction.store import Store
 from compaction.store.token_stats import TokenStat
 from tests.fakes import load_transcript
-
-pytestmark = pytest.mark.integration
 
 Command = Callable[..., tuple[int, str, str]]
 

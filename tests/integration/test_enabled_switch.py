@@ -29,8 +29,6 @@ from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import History, wait_until
 from tests.services import RedisNamespace
 
-pytestmark = pytest.mark.integration
-
 Command = Callable[..., tuple[int, str, str]]
 REFUSAL = "compaction is switched off (COMPACTION_ENABLED=false)"
 

@@ -10,17 +10,19 @@ import json
 import uuid
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import pytest
 from pydantic import ValidationError
+from redis.typing import EncodableT, FieldT
 
 from compaction.core.contract import CompactionRequested
 from compaction.service.keys import dead_stream, events_stream, pending_key, requests_stream
 from compaction.worker.ingress import GROUP
 from tests.integration.process_helpers import Processes, Server, wait_for
 from tests.integration.worker_helpers import load_schema
+from tests.services import stream_entries
 
 
 @dataclass(frozen=True)
@@ -71,14 +73,16 @@ ACCEPTED = [
 
 def xadd(rdb: Server, entry: Entry, session_id: str) -> str:
     payload = entry.payload(session_id)
-    fields = {"payload": payload} if payload is not None else {"data": b"{}"}
-    return str(rdb.client.xadd(requests_stream(rdb.names.prefix), fields).decode())
+    fields: dict[FieldT, EncodableT] = (
+        {"payload": payload} if payload is not None else {"data": b"{}"}
+    )
+    return cast(bytes, rdb.client.xadd(requests_stream(rdb.names.prefix), fields)).decode()
 
 
 def final_events(rdb: Server) -> dict[str, list[dict[str, Any]]]:
     """session id -> the ``compaction_failed`` events that answer it."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for _id, entry in rdb.client.xrange(events_stream(rdb.names.prefix)):
+    for _id, entry in stream_entries(rdb.client, events_stream(rdb.names.prefix)):
         event = json.loads(entry[b"event"])
         if event["type"] == "compaction_failed":
             out.setdefault(event["sessionId"], []).append(event)
@@ -102,7 +106,7 @@ def test_the_ingress_process_outlives_every_hostile_entry(
             f"the entry after {entry.name!r} enqueued",
             ingress,
         )
-    dead = {f[b"entry"].decode(): f for _id, f in rdb.client.xrange(dead_stream(prefix))}
+    dead = {f[b"entry"].decode(): f for _id, f in stream_entries(rdb.client, dead_stream(prefix))}
     failed = final_events(rdb)
     for entry_id, (entry, session_id) in hostile.items():
         if entry in ACCEPTED:

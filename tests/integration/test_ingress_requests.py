@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -28,6 +28,7 @@ from compaction.worker.ingress import GROUP, Ingress
 from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import wait_until
 from tests.llm_server import FakeLLM
+from tests.services import stream_entries
 
 
 @contextmanager
@@ -45,7 +46,7 @@ def running(ctx: Producers, **options: Any) -> Iterator[Ingress]:
 def xadd(ctx: Producers, payload: bytes | dict[str, Any]) -> str:
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     entry_id = ctx.redis.xadd(requests_stream(ctx.settings.channel_prefix), {"payload": raw})
-    return str(entry_id.decode())
+    return cast(bytes, entry_id).decode()
 
 
 def manual(session_id: str, **fields: Any) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def wait_enqueued(ctx: Producers, *session_ids: str) -> None:
 
 def events(ctx: Producers) -> list[dict[str, Any]]:
     stream = events_stream(ctx.settings.channel_prefix)
-    return [json.loads(fields[b"event"]) for _id, fields in ctx.redis.xrange(stream)]
+    return [json.loads(fields[b"event"]) for _id, fields in stream_entries(ctx.redis, stream)]
 
 
 def nothing_pending(ctx: Producers) -> bool:
@@ -121,12 +122,10 @@ def test_a_raw_compact_upgrades_the_queued_auto_request(ctx: Producers, fake_llm
 def test_an_unexpected_error_is_dead_lettered_and_answered_and_the_ingress_goes_on(
     ctx: Producers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = ingress_module.submit
-
     def broken(client: redis.Redis, settings: Any, request: CompactionRequested) -> Any:
         if request.session_id == "s-boom":
             raise RuntimeError("a bug")
-        return real(client, settings, request)
+        return submit(client, settings, request)  # what the ingress calls
 
     monkeypatch.setattr(ingress_module, "submit", broken)
     boom = xadd(ctx, manual("s-boom"))
@@ -134,7 +133,7 @@ def test_an_unexpected_error_is_dead_lettered_and_answered_and_the_ingress_goes_
     xadd(ctx, manual(after))
     with running(ctx):
         wait_enqueued(ctx, after)
-    [(_id, letter)] = ctx.redis.xrange(dead_stream(ctx.settings.channel_prefix))
+    [(_id, letter)] = stream_entries(ctx.redis, dead_stream(ctx.settings.channel_prefix))
     assert letter[b"entry"].decode() == boom and b"RuntimeError" in letter[b"reason"]
     [failed] = [e for e in events(ctx) if e["sessionId"] == "s-boom"]
     assert (failed["type"], failed["code"]) == ("compaction_failed", "internal_error")
@@ -144,13 +143,13 @@ def test_an_unexpected_error_is_dead_lettered_and_answered_and_the_ingress_goes_
 def test_an_entry_cut_short_by_a_lost_connection_is_read_again(
     ctx: Producers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real, calls = ingress_module.submit, []
+    calls: list[str] = []
 
     def flaky(client: redis.Redis, settings: Any, request: CompactionRequested) -> Any:
         calls.append(request.request_id)
         if len(calls) == 1:
             raise redis.ConnectionError("connection lost")
-        return real(client, settings, request)
+        return submit(client, settings, request)
 
     monkeypatch.setattr(ingress_module, "submit", flaky)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
@@ -183,7 +182,7 @@ def test_handled_entries_leave_the_stream_and_a_dead_letter_is_capped(ctx: Produ
         wait_enqueued(ctx, *sessions)
         wait_until(lambda: ctx.redis.xlen(dead_stream(prefix)), "the dead letter")
     assert ctx.redis.xlen(requests_stream(prefix)) == 0
-    [(_id, letter)] = ctx.redis.xrange(dead_stream(prefix))
+    [(_id, letter)] = stream_entries(ctx.redis, dead_stream(prefix))
     assert re.fullmatch(r"[0-9]+-[0-9]+", letter[b"entry"].decode())
     assert letter[b"entry"].decode() == huge
     assert letter[b"payload"] == b"x" * 4_096 and letter[b"size"] == b"1048576"

@@ -12,7 +12,6 @@ from contextlib import closing
 from pathlib import Path
 
 import psycopg
-import pytest
 from alembic import command
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
@@ -27,8 +26,6 @@ from tests.integration.helpers import (
     table_names,
 )
 from tests.services import POSTGRES_ADMIN_URL
-
-pytestmark = pytest.mark.integration
 
 
 def test_upgrade_creates_every_table_of_the_design(migrated: Engine) -> None:

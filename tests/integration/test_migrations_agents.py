@@ -16,8 +16,6 @@ from compaction.store.db import make_engine
 from compaction.store.migrate import alembic_config, upgrade
 from tests.integration.helpers import current_revision, differences, head_revision
 
-pytestmark = pytest.mark.integration
-
 NOW = "CURRENT_TIMESTAMP"
 KNOBS = ("compaction_threshold_percent", "compaction_protect_first_n")
 

@@ -4,12 +4,9 @@ models and migrations in agreement. Upgrading and downgrading: test_migrations.p
 
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import Engine, inspect
 
 from tests.integration.helpers import TABLES, differences
-
-pytestmark = pytest.mark.integration
 
 COLUMNS = {
     "message": {

@@ -4,15 +4,12 @@ up again with models and migrations in agreement."""
 
 from __future__ import annotations
 
-import pytest
 from alembic import command
 from sqlalchemy import inspect, text
 
 from compaction.store.db import make_engine
 from compaction.store.migrate import alembic_config, upgrade
 from tests.integration.helpers import current_revision, differences, table_names
-
-pytestmark = pytest.mark.integration
 
 NOW = "CURRENT_TIMESTAMP"
 ROW = (

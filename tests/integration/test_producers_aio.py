@@ -4,9 +4,11 @@ loop."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 
+from compaction.core.contract import AnyEvent
 from compaction.producers import aio, configure
 from compaction.producers.context import Producers
 from tests.integration.producer_helpers import looked_up, run_queued, session_with
@@ -18,7 +20,7 @@ def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
     configure(ctx)
     try:
 
-        async def scenario() -> tuple[str, list[str], object]:
+        async def scenario() -> tuple[str, Sequence[str], AnyEvent | None]:
             async with aio.AsyncEventRelay(session_id, ctx=ctx) as relay:
                 result = await aio.check_and_enqueue(session_id)
                 waited = asyncio.create_task(aio.wait_for_compaction(session_id, timeout=20))
@@ -33,4 +35,4 @@ def test_asyncio_twins(ctx: Producers, monkeypatch: pytest.MonkeyPatch) -> None:
         configure(None)
     assert status == "enqueued"
     assert kinds == ["compaction_start", "compaction_done", "token_update"]
-    assert final is not None and final.type == "compaction_done"  # type: ignore[attr-defined]
+    assert final is not None and final.type == "compaction_done"

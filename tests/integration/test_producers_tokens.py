@@ -4,6 +4,8 @@ that is not token counts refused with the project's error, nothing published nor
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from compaction.core.contract import TokenUsage
@@ -41,8 +43,9 @@ def test_token_update_figures(ctx: Producers) -> None:
 def test_usage_that_is_not_token_counts_is_refused_and_not_published(ctx: Producers) -> None:
     session_id = session_with(ctx, 2)
     relay = EventRelay(session_id, ctx=ctx)
+    json_usage: dict[str, Any] = {"inputTokens": "many"}  # a caller's JSON: no type checks it
     with pytest.raises(InvalidRequest, match="invalid usage: inputTokens"):
-        publish_token_update(ctx, session_id, usage={"inputTokens": "many"})
+        publish_token_update(ctx, session_id, usage=json_usage)
     assert list(relay.events(timeout=0.3)) == []
     relay.close()
 
@@ -67,6 +70,7 @@ def test_the_usage_is_remembered_and_the_compactions_counted(ctx: Producers) -> 
 
 def test_usage_is_not_remembered_when_refused(ctx: Producers) -> None:
     session_id = session_with(ctx, 2)
+    json_usage: dict[str, Any] = {"outputTokens": "some"}  # a caller's JSON: no type checks it
     with pytest.raises(InvalidRequest):
-        publish_token_update(ctx, session_id, usage={"outputTokens": "some"})
+        publish_token_update(ctx, session_id, usage=json_usage)
     assert last_usage(ctx.redis, ctx.settings.channel_prefix, session_id) == TokenUsage()

@@ -47,4 +47,4 @@ def test_clear_deletes_its_own_keys_and_leaves_another_namespace_alone(
         assert naming(redis_client, neighbour.prefix, theirs) == before
         assert f"rq:queue:{redis_namespace.queue}".encode() not in redis_client.smembers(
             "rq:queues"
-        )  # type: ignore[operator]
+        )

@@ -12,8 +12,6 @@ from compaction.cli.schemas import render
 from compaction.core.contract import CompactionRequested, CompactionSkipped, json_schemas
 from tests.integration.worker_helpers import SCHEMAS, assert_valid
 
-pytestmark = pytest.mark.integration
-
 
 def test_schema_files_are_up_to_date() -> None:
     expected = json_schemas()

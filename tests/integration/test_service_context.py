@@ -20,8 +20,6 @@ from compaction.worker.lock import SessionLock
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
 
-pytestmark = pytest.mark.integration
-
 #: a model the built-in registry does not know
 UNKNOWN_MODEL = "acme-tiny-chat"
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import pytest
 import redis
 
 from compaction.service.keys import lock_key, lock_token, pending_key, pending_value
@@ -14,8 +13,6 @@ from compaction.service.queue import (
     running_request,
 )
 from tests.services import RedisNamespace
-
-pytestmark = pytest.mark.integration
 
 
 def test_both_none_either_or_both(

@@ -15,9 +15,6 @@ from compaction.store import AgentSettings, Store
 from compaction.store.models import Agent
 from tests.integration.helpers import aux
 
-pytestmark = pytest.mark.integration
-
-
 # --- agent settings (docs/architecture.md, "Tables", "Settings") ---------------------------------
 
 

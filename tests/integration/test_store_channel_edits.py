@@ -13,8 +13,6 @@ from compaction.core.errors import InvalidRequest, NoAuxiliaryModel
 from compaction.store import Store
 from tests.integration.helpers import KEY, aux
 
-pytestmark = pytest.mark.integration
-
 
 def test_a_channel_is_found_by_id_or_name(store: Store) -> None:
     first = aux(store, "first")

@@ -16,8 +16,6 @@ from compaction.store.models import ModelChannel
 from compaction.store.records import mask
 from tests.integration.helpers import KEY
 
-pytestmark = pytest.mark.integration
-
 
 def test_a_stored_key_never_shows_in_reprs(store: Store) -> None:
     added = store.add_channel(

@@ -13,8 +13,6 @@ from compaction.store import Store
 from compaction.store.models import PROVIDERS, ModelChannel
 from tests.integration.helpers import KEY, aux
 
-pytestmark = pytest.mark.integration
-
 ENV_KEY = "sk-env-Hj5Lk9Pq2Ws7Xe4Rt1Yu8Io3"
 ENV_VAR = "COMPACTION_TEST_AUX_KEY"
 

@@ -12,8 +12,6 @@ from sqlalchemy.exc import IntegrityError
 from compaction.store.db import SQLITE_BUSY_TIMEOUT_MS, make_engine, normalize_url
 from compaction.store.migrate import upgrade
 
-pytestmark = pytest.mark.integration
-
 
 def test_sqlite_engine_sets_wal_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'pragmas.db'}")

@@ -12,8 +12,6 @@ from compaction.core.errors import DatabaseError
 from compaction.store import Store, make_sessionmaker
 from compaction.store.db import read_connection
 
-pytestmark = pytest.mark.integration
-
 
 def test_reads_run_in_autocommit_and_the_pool_gets_its_transactions_back(
     postgres_url: str,

@@ -12,8 +12,6 @@ from compaction.store import token_stats as token_stats_module
 from compaction.store.models import ChatSession
 from compaction.store.token_stats import TokenStat
 
-pytestmark = pytest.mark.integration
-
 
 def stat(session_id: str, total: int, decision: str = "below_threshold") -> TokenStat:
     tokens = {"system": 10, "history": total - 30, "loop": 15, "state": 5}

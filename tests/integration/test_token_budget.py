@@ -23,8 +23,6 @@ from compaction.worker.runtime import Runtime, install
 from tests.fakes import TRANSCRIPTS, conversation
 from tests.integration.producer_helpers import drain, queue
 
-pytestmark = pytest.mark.integration
-
 Command = Callable[..., tuple[int, str, str]]
 WINDOW = 200_000
 TRANSCRIPT = TRANSCRIPTS / "msa_deepseek-chat_pydicom-1139.json"

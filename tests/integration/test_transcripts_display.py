@@ -15,9 +15,6 @@ from compaction.store import Store
 from tests.fakes import conversation
 from tests.integration.transcript_helpers import assert_refused, turn, write
 
-pytestmark = pytest.mark.integration
-
-
 # --- 3. tool-call ids unique per session ------------------------------------------------------
 
 

@@ -34,8 +34,6 @@ from tests.integration.helpers import driver_error, failing
 from tests.integration.transcript_helpers import assert_refused, turn, write
 from tests.integration.worker_helpers import Harness, manual
 
-pytestmark = pytest.mark.integration
-
 DEEP = "[" * 10_000 + "]" * 10_000
 
 

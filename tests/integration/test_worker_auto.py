@@ -26,9 +26,6 @@ from tests.integration.worker_helpers import (
     on_llm_request,
 )
 
-pytestmark = pytest.mark.integration
-
-
 # --- one session, two requests ---------------------------------------------------------
 
 

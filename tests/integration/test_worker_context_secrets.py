@@ -17,9 +17,6 @@ from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
 from tests.llm_server import Reply
 
-pytestmark = pytest.mark.integration
-
-
 # Each secret below is a value the serializer's redaction recognises by what stands before it,
 # and the ledger used to list alone (a path, an id, a command).
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"

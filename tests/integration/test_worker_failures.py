@@ -23,9 +23,6 @@ from tests.integration.worker_helpers import (
 )
 from tests.llm_server import Reply
 
-pytestmark = pytest.mark.integration
-
-
 LLM_FAILURES: dict[str, tuple[dict[str, Any], str, list[Reply], str, int, str]] = {
     # name: (settings, provider, replies, code, requests made, text in the error)
     "timeout": (

@@ -15,7 +15,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from rq.registry import StartedJobRegistry
@@ -37,8 +37,6 @@ from tests.integration.process_helpers import (
 )
 from tests.integration.worker_helpers import on_llm_request
 from tests.llm_server import FakeLLM
-
-pytestmark = pytest.mark.integration
 
 #: a short lock (quick expiry after the kill); the job timeout covers the LLM's and start-up
 TIMING = {"lock_ttl_s": "2", "llm_timeout_s": "10", "job_timeout_s": "30"}
@@ -70,7 +68,7 @@ def start_and_kill(
     session_id = new_session(store)
     compacted, full = store.load_history(session_id), store.load_history(session_id, "full")
     req = request(server, session_id)
-    worker = processes.worker(*args, **{**TIMING, **settings})
+    worker = processes.worker(*args, env=None, **{**TIMING, **settings})
     wait_for(lambda: fake.requests, 30, "the LLM request", worker)
     if "--fork" in args:
         os.kill(horse(worker.pid), signal.SIGKILL)
@@ -90,8 +88,8 @@ def horse(pid: int) -> int:
 
 
 def event_rows(store: Store, session_id: str) -> list[tuple[Any, Any]]:
-    rows = [r for r in store.load_history(session_id, "full") if r.is_event]
-    return [(r.metadata["event"], r.metadata.get("requestId")) for r in rows]  # type: ignore[index]
+    events = [r.metadata or {} for r in store.load_history(session_id, "full") if r.is_event]
+    return [(m["event"], m.get("requestId")) for m in events]
 
 
 def assert_lost(store: Store, server: Server, lost: Lost, proc: Proc) -> None:
@@ -128,7 +126,7 @@ def test_the_next_job_of_the_session_reports_the_lost_request(
         session_id=lost.request.session_id, reason="auto", context_window=1_000_000
     )
     enqueue(compaction_queue(rdb.client, rdb.names.queue), auto, timeout_s=30)
-    fresh = processes.worker("--burst", **TIMING)
+    fresh = processes.worker("--burst", env=None, **TIMING)
     assert final_event(rdb, auto.request_id, fresh)["code"] == "below_threshold"
     assert_lost(process_store, rdb, lost, fresh)
 
@@ -145,11 +143,11 @@ def test_rq_maintenance_reports_an_abandoned_job(
     waiting the job timeout and a minute)."""
     lost = start_and_kill(process_store, fake_llm, rdb, processes, monkeypatch, "--burst")
     started = StartedJobRegistry(rdb.names.queue, connection=rdb.client)
-    entries = rdb.client.zrange(started.key, 0, -1)
+    entries = cast(list[bytes], rdb.client.zrange(started.key, 0, -1))
     assert entries, "the dead worker's job is still registered as started"
     rdb.client.zadd(started.key, dict.fromkeys(entries, 1))
 
-    fresh = processes.worker("--burst", **TIMING)
+    fresh = processes.worker("--burst", env=None, **TIMING)
     assert_lost(process_store, rdb, lost, fresh)
 
 

@@ -14,6 +14,7 @@ from compaction.service.keys import dead_stream, requests_stream
 from compaction.worker.ingress import Ingress
 from tests.integration.producer_helpers import queue, session_with
 from tests.integration.worker_helpers import wait_until
+from tests.services import stream_entries
 
 
 def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
@@ -49,7 +50,7 @@ def test_ingress_from_raw_redis_cli_xadd(ctx: Producers) -> None:
     thread.join(timeout=5)
     jobs = queue(ctx).jobs
     assert [job.args[0]["requestId"] for job in jobs] == [valid_id]
-    dead = ctx.redis.xrange(dead_stream(prefix))
+    dead = stream_entries(ctx.redis, dead_stream(prefix))
     assert len(dead) == 3 and all(b"invalid compaction_requested" in f[b"reason"] for _, f in dead)
     failed = [e for e in relay.events(timeout=0.5) if e.type == "compaction_failed"]
     relay.close()

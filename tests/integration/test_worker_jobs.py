@@ -41,9 +41,6 @@ from tests.integration.worker_helpers import (
 )
 from tests.llm_server import DEFAULT_SUMMARY, Recorded
 
-pytestmark = pytest.mark.integration
-
-
 # --- success, with each provider -----------------------------------------------------------
 
 SUCCESS_CASES = [

@@ -23,8 +23,6 @@ from tests.integration.worker_helpers import (
 )
 from tests.llm_server import DEFAULT_SUMMARY, Reply
 
-pytestmark = pytest.mark.integration
-
 PROVIDERS = ["anthropic", "openai"]
 
 #: name -> a 200 reply no client can read as a summary

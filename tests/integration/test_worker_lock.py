@@ -25,8 +25,6 @@ from tests.integration.worker_helpers import (
     wait_until,
 )
 
-pytestmark = pytest.mark.integration
-
 
 def test_lock_taken_over_mid_run_writes_nothing(
     h: Harness, monkeypatch: pytest.MonkeyPatch

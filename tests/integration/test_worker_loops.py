@@ -37,8 +37,6 @@ from tests.invariants import same_up_to_pruning
 from tests.llm_server import Reply
 from tests.unit.test_loop_transcripts import loop_config, request_index
 
-pytestmark = pytest.mark.integration
-
 MSA = "msa_deepseek-chat_astroid-1333"
 OPENHANDS = "openhands_ponyc-4588"
 CLAUDE_CODE = "cc_spotter_ae4a77f8"  # its last user message is at index 292

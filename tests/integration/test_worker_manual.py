@@ -36,8 +36,6 @@ from tests.integration.worker_helpers import (
     on_llm_request,
 )
 
-pytestmark = pytest.mark.integration
-
 FOCUS = "keep the database schema decisions"
 
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import urllib.request
 from pathlib import Path
 
-import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from rq import Queue, Worker
 
-from benchmarks.processes import stop
 from compaction.core.contract import CompactionDone, CompactionFailed, CompactionSkipped
 from compaction.service.keys import lock_key
 from compaction.store import Store
@@ -31,9 +29,8 @@ from tests.integration.process_helpers import (
 )
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, auto, manual
 from tests.llm_server import FakeLLM, Reply
+from tests.processes import stop
 from tests.services import free_port
-
-pytestmark = pytest.mark.integration
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 DONE = frozenset({("outcome", "done"), ("code", "")})

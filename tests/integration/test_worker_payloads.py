@@ -15,8 +15,6 @@ from compaction.worker.runtime import install
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, assert_valid, manual
 
-pytestmark = pytest.mark.integration
-
 
 @SQLITE_ONLY
 def test_invalid_payload_without_a_session_is_logged_not_published(

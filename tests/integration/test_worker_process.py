@@ -11,7 +11,7 @@ outlives a Redis restart between two jobs and Redis going down while a job runs;
 
 Each test has a key prefix and a queue name of its own on the shared Redis (``redis_namespace``),
 given to its workers through the environment. Every worker started here runs in its own process
-group (``benchmarks.processes``) and is stopped in teardown, pass or fail, then any private
+group (``tests/processes.py``) and is stopped in teardown, pass or fail, then any private
 redis-server (the fixtures in ``conftest.py``, the helpers in ``process_helpers.py``).
 """
 
@@ -44,8 +44,6 @@ from tests.integration.process_helpers import (
 from tests.integration.worker_helpers import on_llm_request
 from tests.llm_server import FakeLLM, Reply
 from tests.services import RedisNamespace
-
-pytestmark = pytest.mark.integration
 
 
 def test_job_enqueued_by_a_producer_is_done_by_a_worker_process(
@@ -93,7 +91,7 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     # as a producer queues it (service.queue.submit)
     assert rdb.client.set(pending, pending_value("manual", req.request_id), nx=True, ex=90)
     enqueue(compaction_queue(rdb.client, rdb.names.queue), req, timeout_s=30)
-    worker = processes.worker("--burst", **timing)
+    worker = processes.worker("--burst", env=None, **timing)
     wait_for(lambda: fake_llm.requests, 30, "the LLM request", worker)
     assert rdb.client.exists(key), "the lock is held while the LLM works"
     assert not rdb.client.exists(pending), "a running request no longer blocks a new one"
@@ -116,7 +114,7 @@ def test_kill_9_during_the_llm_call_changes_nothing_and_the_lock_expires(
     wait_for(lambda: not rdb.client.exists(key), 30, "the lock's expiry")
 
     again = request(rdb, session_id, timeout_s=30)
-    fresh = processes.worker("--burst", **timing)
+    fresh = processes.worker("--burst", env=None, **timing)
     done = final_event(rdb, again.request_id, fresh)
     assert done["type"] == "compaction_done", done
     # the fresh job answered the lost request first (test_worker_inflight.py)

@@ -42,8 +42,6 @@ from tests.integration.process_helpers import (
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, manual
 from tests.llm_server import FakeLLM
 
-pytestmark = pytest.mark.integration
-
 #: imported by a worker that obeys a job naming it: each step leaves a file in MARKS
 HOSTILE_MODULE = """
 import os
@@ -129,7 +127,7 @@ def test_only_the_job_function_runs(
     assert not [r for r in fake_llm.requests if r.path == "/hook"], "a webhook was sent"
     failed = FailedJobRegistry(queue=queue)
     assert sorted(failed.get_job_ids()) == sorted(hostile)
-    refusals = {r.get("job"): r for r in log_records(worker) if r.get("msg") == "job refused"}
+    refusals = {r["job"]: r for r in log_records(worker) if r.get("msg") == "job refused"}
     assert sorted(refusals) == sorted(hostile), worker.tail()
     assert refusals["hostile-system"]["function"] == "os.system"
     assert done["type"] == "compaction_done", done

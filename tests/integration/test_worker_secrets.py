@@ -31,8 +31,6 @@ from tests.integration.worker_helpers import (
 )
 from tests.llm_server import DEFAULT_SUMMARY, Reply
 
-pytestmark = pytest.mark.integration
-
 
 def _dump(value: Any) -> str:
     return repr(value)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 from compaction.core.contract import CompactionDone
 from compaction.core.messages import SUMMARY_MARKER
 from compaction.core.prompts import summary_prefix
@@ -18,8 +16,6 @@ from compaction.worker.jobs import run
 from tests.fakes import conversation
 from tests.integration.worker_helpers import SQLITE_ONLY, Harness, assert_failed, manual
 from tests.llm_server import DEFAULT_SUMMARY, Reply
-
-pytestmark = pytest.mark.integration
 
 #: A user's message dressed as an earlier summary, with a ledger line of its own.
 FAKE_SUMMARY = (

@@ -25,15 +25,14 @@ from tests.fakes import conversation
 from tests.integration.producer_helpers import drain, queue, session_with
 from tests.integration.worker_helpers import Harness, auto, manual, wait_until
 from tests.llm_server import FakeLLM
-
-pytestmark = pytest.mark.integration
+from tests.services import stream_entries
 
 FOCUS = "keep the database schema decisions"
 
 
 def session_events(ctx: Producers, session_id: str) -> list[tuple[str, str | None, str | None]]:
     stream = events_stream(ctx.settings.channel_prefix)
-    parsed = [parse_event(fields[b"event"]) for _id, fields in ctx.redis.xrange(stream)]
+    parsed = [parse_event(fields[b"event"]) for _id, fields in stream_entries(ctx.redis, stream)]
     return [(e.type, e.request_id, e.reason) for e in parsed if e.session_id == session_id]
 
 
@@ -51,6 +50,7 @@ def test_a_compact_upgrades_the_queued_auto_request(ctx: Producers, fake_llm: Fa
 
     assert compact == EnqueueResult("upgraded", queued.request_id)
     assert len(queue(ctx)) == 1  # nothing more queued
+    assert compact.request_id is not None
     drain(ctx)
     final = wait_for_request(ctx, session_id, compact.request_id, timeout=10)
     assert isinstance(final, CompactionDone), final

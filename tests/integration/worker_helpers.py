@@ -35,7 +35,7 @@ from compaction.service.settings import Settings
 from compaction.store import ChannelConfig, Store, StoredMessage
 from compaction.worker.runtime import Runtime
 from tests.llm_server import FakeLLM, Recorded, Reply
-from tests.services import RedisNamespace
+from tests.services import RedisNamespace, stream_entries
 
 T = TypeVar("T")
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
@@ -119,9 +119,7 @@ class Harness:
     # --- what a job leaves behind ---------------------------------------------------------
 
     def raw_events(self) -> list[bytes]:
-        entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]
-            events_stream(self.namespace.prefix)
-        )
+        entries = stream_entries(self.redis, events_stream(self.namespace.prefix))
         return [fields[b"event"] for _id, fields in entries]
 
     def wire_events(self) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """The command line's failures (docs/architecture.md, "Error codes"): each one prints exactly one
 line on stderr, ``compaction: error [code]: message``, and exits 1. In-process through
 ``cli.main``; the database is a SQLite file of the test's own, and no service is reached (the
-Redis and PostgreSQL addresses below refuse connections) but by the timeout's case, which waits
-on the shared Redis in a namespace of its own."""
+Redis and PostgreSQL addresses below refuse connections). The timeout's case waits on Redis:
+``tests/integration/test_cli_timeout.py``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field, ValidationError
 from compaction.cli import error_line, main
 from compaction.cli.common import FIXES
 from compaction.core.errors import NoAuxiliaryModel, NothingToCompact
-from tests.services import RedisNamespace
 
 #: nothing listens on port 1: the connection is refused at once
 NO_REDIS = "redis://127.0.0.1:1/0"
@@ -132,22 +131,6 @@ def test_redis_down(
     line = fails(capsys, "compact", "s1")
     assert line.startswith("compaction: error [redis]: ")
     assert line.endswith("(is Redis running at COMPACTION_REDIS_URL?)")
-
-
-@pytest.mark.integration
-def test_no_final_event_within_the_timeout(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    env: Path,
-    redis_namespace: RedisNamespace,
-) -> None:
-    for name, value in redis_namespace.env().items():
-        monkeypatch.setenv(name, value)
-    assert main(["import", transcript(env), "--session", "s1"]) == 0
-    capsys.readouterr()
-    assert fails(capsys, "compact", "s1", "--wait", "--timeout", "0.2") == (
-        "compaction: error [timeout]: no final event for session 's1' within 0.2 s"
-    )
 
 
 def test_database_down_shows_no_password(

@@ -1,6 +1,7 @@
-"""A Redis namespace: a random key prefix and queue name on a shared Redis, for the benchmarks
-and the integration tests (``tests/services.py``), so that runs at once on one machine never
-see each other's keys (docs/architecture.md, "Tests").
+"""A Redis namespace: a random key prefix and queue name on a shared Redis, for the integration
+tests (``tests/services.py``) and the benchmarks, so that runs at once on one machine never
+see each other's keys (docs/architecture.md, "Tests"). It lives in ``tests/``: the benchmarks
+import the suite's harness, never the other way round.
 
 What the service writes under the prefix and RQ writes for the queue is the namespace's alone;
 ``clear`` deletes only those keys, never ``FLUSHDB``: the Redis is shared.

@@ -25,8 +25,6 @@ from compaction.store import ChannelConfig, Store
 from compaction.worker.llm import LlmSummarizer, build_client
 from tests.llm_server import FakeLLM, Recorded, Reply
 
-pytestmark = pytest.mark.integration
-
 TRANSCRIPT = "openhands_ponyc-4588"
 KEY = "sk-fidelity-" + "0123456789abcdef"
 #: a summary that keeps none of the span's facts (the ledger the engine appends may keep some)
