@@ -114,7 +114,7 @@ def compacted(
     messages: list[Message], config: CompactionConfig, summarizer: Summarizer
 ) -> CompactionResult:
     """The first stage's result: the history's, or the loop's for an agent whose whole run
-    follows one request (compaction/staged.py)."""
+    follows one request (compaction/core/staged.py)."""
     if first_stage(messages, config) == "loop":
         return compact_loop(messages, config, summarizer, reason="manual")
     return compact(messages, config, summarizer, reason="manual")

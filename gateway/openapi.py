@@ -2,8 +2,8 @@
 another language can be written (or generated) without running the gateway; a test fails when
 the committed file drifts from the app (docs/architecture.md, "The gateway").
 
-``python -m compaction.gateway.openapi > docs/openapi.json`` writes it. Building it opens no connection:
-the app is created over resources that are never used.
+``python -m compaction.gateway.openapi > docs/openapi.json`` writes it. Building it opens no
+connection: the app is created over resources that are never used.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 LLM summaries paraphrase; an agent that resumes needs the exact path, command or error line.
 The ledger lists them verbatim, taken from the original contents of the compacted turns (before
 pruning), deduplicated, bounded by a token cap, and carried over from the previous summary.
-Where they are found is ``compaction/identifiers.py``; here they are kept, written and read back.
+Where they are found is ``compaction/core/identifiers.py``; here they are kept, written and read
+back.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def extract(
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
     # The redaction rules chosen once, on every item of every kind (given: chosen on the words,
     # which hold every item, a command's words too: escaped arguments are read decoded,
-    # ``compaction/arguments.py``); with none to run, the items stay as they are (distinct).
+    # ``compaction/core/arguments.py``); with none to run, the items stay as they are (distinct).
     if rules is None:
         rules = rules_for("\n".join(item for items in clipped.values() for item in items))
     if rules:

@@ -3,7 +3,7 @@
 Plain slotted dataclasses rather than pydantic models: the core builds hundreds of thousands of
 them per second in the benchmarks, and validation happens once, at construction. The dict form
 (the transcripts', OpenAI chat's) has one parser, ``Message.from_dict``; the content-part
-helpers below serve the Anthropic parser in ``compaction/formats.py`` too.
+helpers below serve the Anthropic parser in ``compaction/core/formats.py`` too.
 """
 
 from __future__ import annotations

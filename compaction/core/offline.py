@@ -2,7 +2,7 @@
 
 It fills the seed's headings with lines taken from the turns themselves: the first user goal,
 user constraints, commands run, files touched, errors, the last ask unless a reply answered it.
-Asked for the loop's execution summary (``compaction/prompts_loop.py``), it fills the loop's
+Asked for the loop's execution summary (``compaction/core/prompts_loop.py``), it fills the loop's
 headings instead: the tool calls in order, commands run, errors, paths and values, the agent's
 last words. It serves the demo and the opt-in fallback for when the auxiliary model fails, and
 says in its text that it is extractive. On an update it keeps the previous summary's lines under

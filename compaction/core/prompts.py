@@ -217,7 +217,7 @@ def detect_language(messages: Sequence[Message]) -> Language:
 
 @dataclass(frozen=True, slots=True)
 class PromptSet:
-    """One kind of summary (the history's here, the loop's in ``compaction/prompts_loop.py``):
+    """One kind of summary (the history's here, the loop's in ``compaction/core/prompts_loop.py``):
     its first-time and update templates, its structure block, its fixed opening and the marker
     the opening starts with. The quoting rule and the focus line are shared."""
 

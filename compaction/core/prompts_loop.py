@@ -1,7 +1,7 @@
 """The loop's execution-summary prompts (docs/architecture.md, "The algorithm"): the older steps
 of the current task's tool loop, after the latest user request, summarized for the agent that
 keeps working on it. First-time and update templates in Chinese and English; the quoting rule
-and the focus line are the history's (``compaction/prompts.py``)."""
+and the focus line are the history's (``compaction/core/prompts.py``)."""
 
 from __future__ import annotations
 

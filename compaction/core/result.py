@@ -1,6 +1,6 @@
 """What a compaction stage returns, and its per-phase clock (docs/architecture.md, "The
-algorithm"): shared by the history stage (``compaction/engine.py``) and the loop stage
-(``compaction/loop.py``)."""
+algorithm"): shared by the history stage (``compaction/core/engine.py``) and the loop stage
+(``compaction/core/loop.py``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Phase 3: the summary of the middle (docs/architecture.md, "The algorithm").
 
 The middle is serialized, redacted and searched for exact identifiers once; then the summarizer
-folds it chunk by chunk (each call gets the summary so far, ``compaction/chunks.py``), so a
+folds it chunk by chunk (each call gets the summary so far, ``compaction/core/chunks.py``), so a
 middle longer than the auxiliary model's window is summarized all the same. The summary message
 is the fixed prefix, the summarizer's body and the identifier ledger.
 
@@ -186,7 +186,7 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
     rules = None
     if config.redact_secrets:
         # The entries are made of these words (cut), the tool names and the role tags; an
-        # escaped argument's secrets are matched on its strings (compaction/arguments.py).
+        # escaped argument's secrets are matched on its strings (compaction/core/arguments.py).
         rules = rules_for(" ".join([*words, *(call.name for call in turns.calls)]))
         shown = redacted(turns.messages, rules, turns.escaped)
         entries = redact_many(serialize(shown, head, tail), rules)
@@ -224,7 +224,7 @@ def _first(
 
 def _frame(request: SummaryRequest, focus: str | None) -> int:
     """The most a call's prompt holds besides the summary so far and the turns, with either
-    template, plus a token for each of the two places they go in (``compaction/chunks.py``)."""
+    template, plus a token for each of the two places they go in (``compaction/core/chunks.py``)."""
     prompts = (
         request.prompts.build(request.language, "", request.budget_tokens, previous, focus)
         for previous in (None, "-")

@@ -9,7 +9,7 @@ Most of a transcript is repetition (the same paths, ids and log lines again and 
 word in five is new), so the identifier ledger scans the distinct words, and the redaction rules
 are chosen on them, instead of on the whole text.
 
-A tool call's arguments are read as the tool got them (``compaction/arguments.py``): JSON with
+A tool call's arguments are read as the tool got them (``compaction/core/arguments.py``): JSON with
 an escape (``\n``, ``\"``) is read as its strings, else a path at the start of a written file's
 line is read as ``nsrc/app.py`` and an id there is lost (``\ndeadbeef12`` is no word of its own).
 """

@@ -1,4 +1,4 @@
-"""Tool-call arguments read through their JSON (compaction/arguments.py)."""
+"""Tool-call arguments read through their JSON (compaction/core/arguments.py)."""
 
 from __future__ import annotations
 

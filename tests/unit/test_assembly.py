@@ -1,4 +1,4 @@
-"""Phase 4: head + summary + tail with orphans repaired (compaction/assembly.py;
+"""Phase 4: head + summary + tail with orphans repaired (compaction/core/assembly.py;
 docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cache-sized blocks of text (compaction/blocks.py)."""
+"""Cache-sized blocks of text (compaction/core/blocks.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Phase 2: where the middle starts and ends (compaction/boundaries.py; docs/architecture.md, "The
-algorithm")."""
+"""Phase 2: where the middle starts and ends (compaction/core/boundaries.py; docs/architecture.md,
+"The algorithm")."""
 
 from __future__ import annotations
 

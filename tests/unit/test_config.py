@@ -1,4 +1,4 @@
-"""CompactionConfig (compaction/config.py; docs/architecture.md, "The algorithm")."""
+"""CompactionConfig (compaction/core/config.py; docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The wire contract's shared rules (compaction/contract.py)."""
+"""The wire contract's shared rules (compaction/core/contract.py)."""
 
 from __future__ import annotations
 

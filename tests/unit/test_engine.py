@@ -95,7 +95,7 @@ def test_the_minimal_tail_never_cuts_a_result_from_its_call(
 
 def test_manual_keeps_the_last_user_message_verbatim_at_default_settings() -> None:
     # One request, then a long run of calls: the history has nothing, the loop is its own
-    # stage (compaction/staged.py).
+    # stage (compaction/core/staged.py).
     calls = " ".join(f"A:c{i} T:c{i}" for i in range(8))
     messages = numbered(f"S U A U {calls}")
     with pytest.raises(NothingToCompact):

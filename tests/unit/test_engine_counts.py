@@ -1,6 +1,6 @@
 """``counts``: a caller that estimated the messages already passes the estimates to
-``compact()`` and ``compact_loop()`` (compaction/engine.py, compaction/loop.py), and gets the
-same result as when they count them."""
+``compact()`` and ``compact_loop()`` (compaction/core/engine.py, compaction/core/loop.py), and gets
+the same result as when they count them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Anthropic's wire format <-> Message (compaction/formats.py): the system prompt, content
+"""Anthropic's wire format <-> Message (compaction/core/formats.py): the system prompt, content
 blocks, tool results, and round trips. OpenAI's: test_formats_openai.py."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""What the wire-format parsers refuse (compaction/formats.py, compaction/messages.py): the two
-parsers of the dict form refuse and accept alike; Anthropic's refusals (docs/architecture.md,
-"Error codes")."""
+"""What the wire-format parsers refuse (compaction/core/formats.py, compaction/core/messages.py):
+the two parsers of the dict form refuse and accept alike; Anthropic's refusals
+(docs/architecture.md, "Error codes")."""
 
 from __future__ import annotations
 

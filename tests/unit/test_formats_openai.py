@@ -1,4 +1,4 @@
-"""OpenAI's wire format <-> Message (compaction/formats.py): reading and writing it, and
+"""OpenAI's wire format <-> Message (compaction/core/formats.py): reading and writing it, and
 round trips. Anthropic's: test_formats_anthropic.py; refused input: test_formats_errors.py."""
 
 from __future__ import annotations

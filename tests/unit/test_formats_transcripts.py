@@ -1,4 +1,4 @@
-"""Every shared real transcript through both wire formats and back (compaction/formats.py)."""
+"""Every shared real transcript through both wire formats and back (compaction/core/formats.py)."""
 
 from __future__ import annotations
 

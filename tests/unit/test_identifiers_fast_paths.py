@@ -1,4 +1,4 @@
-"""The shortcuts of ``compaction/identifiers.py`` and ``redact_many`` give what the plain way
+"""The shortcuts of ``compaction/core/identifiers.py`` and ``redact_many`` give what the plain way
 gives: tool-call arguments decoded only when a command key can be in them, ids and values from
 one regex led by the character before them, the error hints that share "rror" found by one
 search, nothing joined when no rule runs."""

@@ -1,4 +1,4 @@
-"""The exact-identifier ledger (compaction/ledger.py): the token cap (``build``), rendering and
+"""The exact-identifier ledger (compaction/core/ledger.py): the token cap (``build``), rendering and
 parsing, and round trips through ``extract``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The exact-identifier ledger (compaction/ledger.py): ``extract`` across kinds: every kind
+"""The exact-identifier ledger (compaction/core/ledger.py): ``extract`` across kinds: every kind
 present, first-appearance order, duplicates, summaries skipped, pruned and call text read,
 secrets redacted, overlong items left out. Kind by kind: test_ledger_kinds.py."""
 

@@ -1,4 +1,4 @@
-"""The exact-identifier ledger (compaction/ledger.py): what ``extract`` finds, kind by kind
+"""The exact-identifier ledger (compaction/core/ledger.py): what ``extract`` finds, kind by kind
 (paths, URLs, commands, errors, ids and values). Across kinds: test_ledger_extract.py; the cap,
 rendering and parsing: test_ledger_build.py."""
 

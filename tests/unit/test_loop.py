@@ -1,6 +1,6 @@
-"""The loop stage (compaction/loop.py): the older steps after the latest user request summarized
-into one execution summary, the request and the recent steps verbatim, steps whole, an earlier
-execution summary folded, the loop's own prompts in Chinese and English. Real transcripts:
+"""The loop stage (compaction/core/loop.py): the older steps after the latest user request
+summarized into one execution summary, the request and the recent steps verbatim, steps whole, an
+earlier execution summary folded, the loop's own prompts in Chinese and English. Real transcripts:
 test_loop_transcripts.py."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The deterministic extractive summarizer (compaction/offline.py): the summary's shape, and the
-summarizer through ``compact()``. What each section holds: test_offline_sections.py; updates and
+"""The deterministic extractive summarizer (compaction/core/offline.py): the summary's shape, and
+the summarizer through ``compact()``. What each section holds: test_offline_sections.py; updates and
 the budget: test_offline_update.py; the loop's execution summary: test_offline_loop.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The offline summarizer asked for the loop's execution summary (compaction/offline.py): the
+"""The offline summarizer asked for the loop's execution summary (compaction/core/offline.py): the
 loop's headings, filled from the steps, through ``compact_loop`` on real transcripts, and kept
 on an update."""
 

@@ -1,4 +1,4 @@
-"""What each section of an offline summary holds (compaction/offline.py): the goal, the
+"""What each section of an offline summary holds (compaction/core/offline.py): the goal, the
 constraints, what was done, what blocked, the files, decisions and tools, in both languages."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """An offline summary updating a previous one, and the budget it keeps to
-(compaction/offline.py)."""
+(compaction/core/offline.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Language detection and the summary prefix (compaction/prompts.py). The templates:
+"""Language detection and the summary prefix (compaction/core/prompts.py). The templates:
 test_prompts_templates.py."""
 
 from __future__ import annotations

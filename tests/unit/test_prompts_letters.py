@@ -1,4 +1,4 @@
-"""detect_language's letter count (compaction/prompts.py): only ASCII letters count beside the
+"""detect_language's letter count (compaction/core/prompts.py): only ASCII letters count beside the
 CJK characters, as the regex ``[A-Za-z]+`` counted them before the count moved to the UTF-8
 bytes. The rest of language detection: test_prompts_language.py."""
 

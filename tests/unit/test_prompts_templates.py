@@ -1,4 +1,4 @@
-"""The summary prompts (compaction/prompts.py): the first-time and update templates, how the
+"""The summary prompts (compaction/core/prompts.py): the first-time and update templates, how the
 turns are quoted, the focus line. Language detection and the summary prefix:
 test_prompts_language.py."""
 

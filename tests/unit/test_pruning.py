@@ -1,5 +1,5 @@
-"""Phase 1: clear old tool outputs (compaction/pruning.py; docs/architecture.md, "The algorithm",
-phase 1)."""
+"""Phase 1: clear old tool outputs (compaction/core/pruning.py; docs/architecture.md, "The
+algorithm", phase 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Secret redaction (compaction/redact.py; docs/architecture.md, "The algorithm").
+"""Secret redaction (compaction/core/redact.py; docs/architecture.md, "The algorithm").
 
 The fake secrets are assembled from pieces so that the file itself does not look like it
 leaks real keys to a secret scanner.

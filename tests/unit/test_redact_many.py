@@ -1,5 +1,5 @@
-"""Redaction over many texts and in context (compaction/redact.py: ``redact_many``, ``rules_for``,
-``Secrets``; docs/architecture.md, "The algorithm")."""
+"""Redaction over many texts and in context (compaction/core/redact.py: ``redact_many``,
+``rules_for``, ``Secrets``; docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 

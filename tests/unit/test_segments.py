@@ -1,5 +1,5 @@
 """The four segments recognised from real transcripts, and a gateway's tags winning
-(compaction/segments.py)."""
+(compaction/core/segments.py)."""
 
 from __future__ import annotations
 

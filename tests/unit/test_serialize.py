@@ -1,5 +1,5 @@
-"""How the middle is shown to the summarizer (compaction/serialize.py; docs/architecture.md, "The
-algorithm", phase 3)."""
+"""How the middle is shown to the summarizer (compaction/core/serialize.py; docs/architecture.md,
+"The algorithm", phase 3)."""
 
 from __future__ import annotations
 

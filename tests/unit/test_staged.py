@@ -1,6 +1,6 @@
-"""The two stages in order (compaction/staged.py): the history first, the loop only when the
+"""The two stages in order (compaction/core/staged.py): the history first, the loop only when the
 history alone leaves the session over its threshold or has nothing; an execution summary that the
-history later holds is read as a turn, never dropped (compaction/summary.py)."""
+history later holds is read as a turn, never dropped (compaction/core/summary.py)."""
 
 from __future__ import annotations
 

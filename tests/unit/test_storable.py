@@ -1,6 +1,6 @@
-"""Transcript text no database stores (compaction/storable.py, ``check_storable``): NUL and lone
-surrogates anywhere, the same as JSON escapes in tool-call arguments, arguments nested too deep,
-an over-long tool result id; refused with ``invalid_request`` by the dict parser and accepted
+"""Transcript text no database stores (compaction/core/storable.py, ``check_storable``): NUL and
+lone surrogates anywhere, the same as JSON escapes in tool-call arguments, arguments nested too
+deep, an over-long tool result id; refused with ``invalid_request`` by the dict parser and accepted
 when they only look alike. ``storable`` and the ledger never give such text back
 (docs/architecture.md, "Error codes")."""
 

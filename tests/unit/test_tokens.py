@@ -1,4 +1,4 @@
-"""Token estimation (compaction/tokens.py; docs/architecture.md, "The algorithm")."""
+"""Token estimation (compaction/core/tokens.py; docs/architecture.md, "The algorithm")."""
 
 from __future__ import annotations
 

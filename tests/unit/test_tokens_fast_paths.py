@@ -1,4 +1,4 @@
-"""The estimates' fast paths (compaction/tokens.py): CJK counted on what is left of a mostly
+"""The estimates' fast paths (compaction/core/tokens.py): CJK counted on what is left of a mostly
 ASCII text, and a compaction's output estimated from the counts its input had."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The turns to summarize, gathered in one pass (compaction/turns.py)."""
+"""The turns to summarize, gathered in one pass (compaction/core/turns.py)."""
 
 from __future__ import annotations
 

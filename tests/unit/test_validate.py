@@ -1,5 +1,5 @@
-"""Provider rules a message list must satisfy (compaction/validate.py; docs/architecture.md, "The
-algorithm", phase 4)."""
+"""Provider rules a message list must satisfy (compaction/core/validate.py; docs/architecture.md,
+"The algorithm", phase 4)."""
 
 from __future__ import annotations
 
