@@ -99,6 +99,10 @@ def get_logger(name: str) -> Any:
     )
 
 
+#: the loggers uvicorn configures for itself
+UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+
+
 def configure(level: str = "INFO") -> None:
     """Every record, ours and the libraries', as one JSON line on stderr from ``level`` up."""
     handler = logging.StreamHandler(sys.stderr)
@@ -106,3 +110,10 @@ def configure(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # uvicorn's own logging set-up (its default ``log_config``) gives its loggers handlers of
+    # their own, which would print the gateway token unmasked: back through the one door.
+    for name in UVICORN_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.setLevel(logging.NOTSET)
+        logger.propagate = True

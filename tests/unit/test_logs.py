@@ -14,6 +14,7 @@ from pathlib import Path
 
 import fakeredis
 import pytest
+from uvicorn import config as uvicorn_config
 
 import compaction
 from compaction.core.contract import CompactionSkipped
@@ -167,6 +168,9 @@ class _Url:
 def test_configured_output_masks_the_token_whoever_logs_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # uvicorn configured its loggers first, as under its default log_config: its own handler
+    # and a WARNING level would print the token unmasked, or drop the line
+    uvicorn_config.Config(app=None, log_level="warning")
     logs.configure("INFO")
     access = '%s - "WebSocket %s" [accepted]'
     logging.getLogger("uvicorn.error").info(access, "127.0.0.1:5", "/ws/sessions/s?token=SECRET")
