@@ -170,7 +170,7 @@ def test_configured_output_masks_the_token_whoever_logs_it(
 ) -> None:
     # uvicorn configured its loggers first, as under its default log_config: its own handler
     # and a WARNING level would print the token unmasked, or drop the line
-    uvicorn_config.Config(app=None, log_level="warning")
+    uvicorn_config.Config(app="unused:app", log_level="warning")
     logs.configure("INFO")
     access = '%s - "WebSocket %s" [accepted]'
     logging.getLogger("uvicorn.error").info(access, "127.0.0.1:5", "/ws/sessions/s?token=SECRET")
