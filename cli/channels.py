@@ -1,5 +1,6 @@
 """``channel add|list|edit|default|remove``: model channels (docs/architecture.md, "Settings").
-Keys are write-only: shown masked, or as the variable that holds them."""
+Keys are write-only: shown masked, or as the variable that holds them. Which variables a channel
+may read, a base URL, and a new destination's key: store/channels.py."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, TextIO
 
 from compaction.cli.common import open_store, print_json
 from compaction.producers.views import channel_row
+from compaction.service.settings import Settings
 from compaction.store.channels import ChannelChange
 from compaction.store.models import PROVIDERS
 
@@ -59,7 +61,12 @@ def register(commands: Any) -> None:
 def _key_options(parser: argparse.ArgumentParser) -> Any:
     key = parser.add_mutually_exclusive_group()
     key.add_argument("--api-key", help="stored in the database (shown masked)")
-    key.add_argument("--api-key-env", help="the environment variable that holds the key")
+    key.add_argument(
+        "--api-key-env",
+        help="the environment variable that holds the key: one matching "
+        "COMPACTION_CHANNEL_KEY_ENV_PATTERN (by default a name ending in _API_KEY), never a "
+        "COMPACTION_ one",
+    )
     return key
 
 
@@ -78,7 +85,8 @@ def _describe(row: dict[str, Any]) -> str:
 
 
 def run_channel_add(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    store = open_store()
+    settings = Settings()
+    store = open_store(settings)
     channel = store.add_channel(
         args.name,
         provider=args.provider,
@@ -88,6 +96,7 @@ def run_channel_add(args: argparse.Namespace, out: TextIO | None = None) -> int:
         api_key_env=args.api_key_env,
         auxiliary=args.auxiliary,
         default=args.default,
+        key_env_pattern=settings.channel_key_env_pattern,
     )
     row = channel_row(channel, store.default_channel_id())
     if args.json:
@@ -124,7 +133,8 @@ def run_channel_list(args: argparse.Namespace, out: TextIO | None = None) -> int
 
 
 def run_channel_edit(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    store = open_store()
+    settings = Settings()
+    store = open_store(settings)
     change = store.edit_channel(
         args.channel,
         name=args.name,
@@ -137,6 +147,7 @@ def run_channel_edit(args: argparse.Namespace, out: TextIO | None = None) -> int
         clear_api_key=args.clear_api_key,
         auxiliary=args.auxiliary,
         force=args.force,
+        key_env_pattern=settings.channel_key_env_pattern,
     )
     _print_change(change, store.default_channel_id(), args.json, "edited", out)
     return 0

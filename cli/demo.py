@@ -70,9 +70,9 @@ def _services(settings: Settings, out: TextIO | None) -> tuple[Settings, redis.R
     return settings, client
 
 
-def _summarizer_line(store: Store) -> tuple[str, bool]:
+def _summarizer_line(store: Store, settings: Settings) -> tuple[str, bool]:
     try:
-        channel = store.resolve_auxiliary()
+        channel = store.resolve_auxiliary(key_env_pattern=settings.channel_key_env_pattern)
     except NoAuxiliaryModel:
         return "offline extractive summarizer (no auxiliary channel configured)", True
     return f"auxiliary channel {channel.name!r} ({channel.provider} {channel.model})", False
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print("[1/5] services", file=out)
     settings, client = _services(Settings(context_window=args.context_window), out)
     store = Store(make_sessionmaker(settings.database_url))
-    label, offline = _summarizer_line(store)
+    label, offline = _summarizer_line(store, settings)
     settings = settings.model_copy(
         update={
             "fallback_summary": offline or settings.fallback_summary,

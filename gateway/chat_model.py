@@ -112,7 +112,9 @@ class ChatModels:
                 if model
                 else "no chat model: add a channel"
             )
-        channel = with_key(channel, NoChatModel)
+        channel = with_key(
+            channel, NoChatModel, key_env_pattern=self.settings.channel_key_env_pattern
+        )
         key = client_key(channel)
         with self._lock:
             client = self._clients.get(key)

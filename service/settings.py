@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, Settin
 
 from compaction.core.config import CompactionConfig, CompactionParameters
 from compaction.core.errors import InvalidConfig, invalid_config
+from compaction.store.channels import KEY_ENV_PATTERN
 
 
 def default_database_url() -> str:
@@ -103,6 +104,12 @@ class Settings(BaseSettings, CompactionParameters):
     model_windows: dict[str, int] = Field(
         default_factory=dict,
         description="JSON object model -> context window, over the built-in registry",
+    )
+    channel_key_env_pattern: str = Field(
+        KEY_ENV_PATTERN,
+        min_length=1,
+        description="the environment variables a channel may read its key from (`apiKeyEnv`, "
+        "`--api-key-env`), an fnmatch pattern; never a `COMPACTION_*` one, whatever it says",
     )
     auxiliary_api_key: SecretStr | None = Field(
         None,

@@ -11,7 +11,12 @@ from typing import Literal
 from sqlalchemy.orm import Session
 
 from compaction.core.errors import NoAuxiliaryModel
-from compaction.store.channels import channel_config, default_channel_id, with_key
+from compaction.store.channels import (
+    KEY_ENV_PATTERN,
+    channel_config,
+    default_channel_id,
+    with_key,
+)
 from compaction.store.db import Repository, read_session
 from compaction.store.models import Agent, ModelChannel
 from compaction.store.records import ChannelConfig
@@ -51,10 +56,14 @@ class Auxiliary(Repository):
             return AuxiliaryChoice(source, channel_id, channel_config(row) if row else None)
 
     def resolve_auxiliary(
-        self, agent_id: str | None = None, environ: Mapping[str, str] | None = None
+        self,
+        agent_id: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        key_env_pattern: str = KEY_ENV_PATTERN,
     ) -> ChannelConfig:
         """The channel that writes summaries for ``agent_id``, with its key resolved from the
-        environment when the channel names a variable."""
+        environment when the channel names a variable it may read (``key_env_pattern``;
+        ``no_auxiliary_model`` otherwise)."""
         with read_session(self.factory) as session:
             source, channel_id = _choose(session, agent_id)
             if channel_id is None:
@@ -69,4 +78,4 @@ class Auxiliary(Repository):
                     f"{_LABELS[source]} ({channel_id}) is not an auxiliary channel"
                 )
             config = channel_config(row)
-        return with_key(config, NoAuxiliaryModel, environ)
+        return with_key(config, NoAuxiliaryModel, environ, key_env_pattern)

@@ -6,13 +6,21 @@ A channel stores its key or, better, the name of an environment variable holding
 write summaries. A channel an agent uses, or the default one, is neither removed nor unmarked
 unless forced; forcing it lets those agents fall back to the default channel. Which channel
 serves an agent: store/auxiliary.py.
+
+A key goes only where it belongs (docs/security.md, "Secrets"): a channel reads only a variable
+matching the pattern (``COMPACTION_CHANNEL_KEY_ENV_PATTERN``), never the service's own; its base
+URL is http or https with a host; and a new destination (base URL or provider) is refused
+unless the key is given again or cleared, so a stored key never follows an edited URL.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 from sqlalchemy import select, update
@@ -29,6 +37,15 @@ DEFAULT_CHANNEL = "default_auxiliary_channel_id"
 ChannelRef = int | str
 #: agents named in one message; the rest are counted
 NAMES_SHOWN = 10
+#: the variables a channel may read its key from: the default of
+#: ``COMPACTION_CHANNEL_KEY_ENV_PATTERN`` (service/settings.py)
+KEY_ENV_PATTERN = "*_API_KEY"
+#: never a channel's key, whatever the pattern: the service's own settings hold the database
+#: URL and the gateway token, and they are read whatever the case of their names
+RESERVED_ENV_PREFIX = "COMPACTION_"
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: what a base URL may be: the SDKs speak HTTP, and a screen may show it as a link
+URL_SCHEMES = ("http", "https")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,15 +73,35 @@ def channel_config(row: ModelChannel) -> ChannelConfig:
     )
 
 
+def key_env_allowed(name: str, pattern: str = KEY_ENV_PATTERN) -> bool:
+    """Whether a channel may read its key from the variable ``name``."""
+    return (
+        _VARIABLE.fullmatch(name) is not None
+        and not name.upper().startswith(RESERVED_ENV_PREFIX)
+        and fnmatch.fnmatchcase(name, pattern)
+    )
+
+
+def _key_env_rule(pattern: str) -> str:
+    return f"COMPACTION_CHANNEL_KEY_ENV_PATTERN {pattern!r}, never COMPACTION_*"
+
+
 def with_key(
     config: ChannelConfig,
     missing: type[CompactionError],
     environ: Mapping[str, str] | None = None,
+    key_env_pattern: str = KEY_ENV_PATTERN,
 ) -> ChannelConfig:
     """The channel with its key read from the variable it names, if it names one; ``missing``
-    is the error raised when that variable is not set (whoever asks names its own code)."""
+    is the error raised when that variable is not set, or may not be read (a channel stored
+    before the rule, or edited in the database): whoever asks names its own code."""
     if config.api_key is not None or not config.api_key_env:
         return config
+    if not key_env_allowed(config.api_key_env, key_env_pattern):
+        raise missing(
+            f"channel {config.name!r} names a key variable channels may not read "
+            f"({_key_env_rule(key_env_pattern)}): give it its key again"
+        )
     value = (os.environ if environ is None else environ).get(config.api_key_env)
     if not value:
         raise missing(
@@ -115,11 +152,51 @@ def find_channel(session: Session, ref: ChannelRef) -> ModelChannel:
     return row
 
 
-def _check_fields(provider: str | None, api_key: str | None, api_key_env: str | None) -> None:
+def _url_allowed(url: str) -> bool:
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError: not a number, or out of range
+    except ValueError:
+        return False
+    return parts.scheme.lower() in URL_SCHEMES and bool(parts.hostname) and port != 0
+
+
+def _check_fields(
+    provider: str | None,
+    api_key: str | None,
+    api_key_env: str | None,
+    base_url: str | None,
+    key_env_pattern: str,
+) -> None:
+    """What a channel is given, before anything is stored. Neither the variable's name nor the
+    URL is echoed: a key pasted in the wrong field, or a URL's credentials."""
     if provider is not None and provider not in PROVIDERS:
         raise InvalidRequest(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
     if api_key and api_key_env:
         raise InvalidRequest("give the key or the variable that holds it, not both")
+    if api_key_env and not key_env_allowed(api_key_env, key_env_pattern):
+        raise InvalidRequest(
+            "apiKeyEnv: a channel reads its key only from a variable matching "
+            f"{_key_env_rule(key_env_pattern)}"
+        )
+    if base_url is not None and not _url_allowed(base_url):
+        raise InvalidRequest("baseUrl: an http or https URL with a host")
+
+
+def _refuse_new_destination(
+    row: ModelChannel, provider: str | None, base_url: str | None, rekeyed: bool
+) -> None:
+    """A stored key (or variable) never follows a new base URL or provider: the edit gives the
+    key again or clears it. ``base_url`` is the edited value (``None``: cleared)."""
+    moved = row.provider != (provider or row.provider) or row.base_url != base_url
+    if moved and (row.api_key or row.api_key_env) and not rekeyed:
+        raise InvalidRequest(
+            f"channel {row.name!r} would send its key to a new destination (baseUrl or "
+            "provider): give the key again (apiKey or apiKeyEnv; --api-key or --api-key-env), "
+            "or clear it"
+        )
 
 
 def _check_name(session: Session, name: str, row: ModelChannel | None = None) -> None:
@@ -201,8 +278,9 @@ class Channels(Repository):
         api_key_env: str | None = None,
         auxiliary: bool = False,
         default: bool = False,
+        key_env_pattern: str = KEY_ENV_PATTERN,
     ) -> ChannelConfig:
-        _check_fields(provider, api_key, api_key_env)
+        _check_fields(provider, api_key, api_key_env, base_url, key_env_pattern)
         if default and not auxiliary:
             raise InvalidRequest("only an auxiliary channel can be the default one")
         with write_session(self.factory) as session:
@@ -258,11 +336,13 @@ class Channels(Repository):
         clear_api_key: bool = False,
         auxiliary: bool | None = None,
         force: bool = False,
+        key_env_pattern: str = KEY_ENV_PATTERN,
     ) -> ChannelChange:
         """Change what is given. A new key replaces the variable and a new variable the key;
-        ``clear_api_key`` leaves neither. Unmarking auxiliary a channel an agent uses, or the
-        default one, is refused unless ``force`` (see ``remove_channel``)."""
-        _check_fields(provider, api_key, api_key_env)
+        ``clear_api_key`` leaves neither. A new base URL or provider is refused unless the key
+        is given again or cleared. Unmarking auxiliary a channel an agent uses, or the default
+        one, is refused unless ``force`` (see ``remove_channel``)."""
+        _check_fields(provider, api_key, api_key_env, base_url, key_env_pattern)
         if (api_key or api_key_env) and clear_api_key:
             raise InvalidRequest("set the key or clear it, not both")
         if base_url is not None and clear_base_url:
@@ -279,6 +359,8 @@ class Channels(Repository):
             row = find_channel(session, channel)
             if name is not None:
                 _check_name(session, name, row)
+            url = given.get("base_url", row.base_url)
+            _refuse_new_destination(row, provider, url, "api_key" in given)
             change = ChannelChange(channel_config(row))
             if auxiliary is False and row.is_auxiliary:
                 use = _Use(session, row)

@@ -68,7 +68,10 @@ class Runtime:
             cached = self._channels.get(agent_id)
         if cached is not None and cached[1] > now:
             return cached[0]
-        channel = self.store.resolve_auxiliary(agent_id)  # a failure is never cached
+        # a failure is never cached
+        channel = self.store.resolve_auxiliary(
+            agent_id, key_env_pattern=self.settings.channel_key_env_pattern
+        )
         if self.settings.channel_cache_s > 0:
             with self._lock:
                 self._channels[agent_id] = (channel, now + self.settings.channel_cache_s)

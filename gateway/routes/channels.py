@@ -1,7 +1,8 @@
 """Model channels over HTTP (docs/architecture.md, "Settings"), as ``channel add|list|edit|
 default|remove`` manage them. Keys are write-only: every answer shows them masked. A channel
 that agents use, or the default one, is neither removed nor unmarked auxiliary without
-``?force=true`` (409); forced, those agents fall back to the default channel."""
+``?force=true`` (409); forced, those agents fall back to the default channel. Which variables a
+channel may read its key from, a base URL, and a new destination's key: store/channels.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, status
 
-from compaction.gateway.deps import StoreDep
+from compaction.gateway.deps import ProducersDep, StoreDep
 from compaction.gateway.responses import Channel, ChannelList, RemovedChannel
 from compaction.gateway.schemas import ERRORS, ChannelUpdate, NewChannel
 from compaction.producers.views import channel_row
@@ -31,8 +32,10 @@ def list_channels(store: StoreDep) -> ChannelList:
 
 
 @router.post("/api/channels", status_code=status.HTTP_201_CREATED)
-def add_channel(store: StoreDep, body: NewChannel) -> Channel:
-    """A taken name is 409; ``default`` needs ``auxiliary``."""
+def add_channel(producers: ProducersDep, body: NewChannel) -> Channel:
+    """A taken name is 409; ``default`` needs ``auxiliary``; ``apiKeyEnv`` matches
+    ``COMPACTION_CHANNEL_KEY_ENV_PATTERN``; ``baseUrl`` is http or https."""
+    store = producers.store
     channel = store.add_channel(
         body.name,
         provider=body.provider,
@@ -42,15 +45,19 @@ def add_channel(store: StoreDep, body: NewChannel) -> Channel:
         api_key_env=body.api_key_env,
         auxiliary=body.auxiliary,
         default=body.default,
+        key_env_pattern=producers.settings.channel_key_env_pattern,
     )
     return Channel.of(channel_row(channel, store.default_channel_id()))
 
 
 @router.patch("/api/channels/{channel}")
 def edit_channel(
-    store: StoreDep, channel: ChannelRef, body: ChannelUpdate, force: Force = False
+    producers: ProducersDep, channel: ChannelRef, body: ChannelUpdate, force: Force = False
 ) -> Channel:
-    """Change what is given; ``null`` clears the base URL or the key."""
+    """Change what is given; ``null`` clears the base URL or the key. A new ``baseUrl`` or
+    ``provider`` needs ``apiKey`` or ``apiKeyEnv`` again (or ``null``): the stored key never
+    goes to a new destination."""
+    store = producers.store
     forget_key = body.given("api_key") and body.api_key is None
     forget_env = body.given("api_key_env") and body.api_key_env is None
     change = store.edit_channel(
@@ -65,6 +72,7 @@ def edit_channel(
         clear_api_key=(forget_key or forget_env) and not (body.api_key or body.api_key_env),
         auxiliary=body.auxiliary,
         force=force,
+        key_env_pattern=producers.settings.channel_key_env_pattern,
     )
     return Channel.of(channel_row(change.channel, store.default_channel_id()))
 

@@ -66,7 +66,7 @@ def setup_in_use(command: Command) -> None:
     a2 use."""
     ok(command, "channel", "add", "main", "--provider", "openai", "--model", "m", "--api-key", KEY)
     options = ["--provider", "anthropic", "--model", "claude-haiku", "--auxiliary"]
-    ok(command, "channel", "add", "fallback", *options, "--default", "--api-key-env", "AUX")
+    ok(command, "channel", "add", "fallback", *options, "--default", "--api-key-env", "AUX_API_KEY")
     ok(command, "channel", "add", "own", *options)
     ok(command, "agent", "set", "a1", "--auxiliary-channel", "own")
     ok(command, "agent", "set", "a2", "--auxiliary-channel", "3")
@@ -79,7 +79,7 @@ def test_channel_list_shows_the_default_and_the_auxiliary_ones(command: Command)
     header, main, fallback, own, footer = out.splitlines()
     assert header.split() == ["ID", "NAME", "PROVIDER", "MODEL", "KEY", "ROLE"]
     assert main.split()[-2:] == ["sk-…cdef", "-"]
-    assert fallback.endswith("$AUX           auxiliary, default")
+    assert fallback.endswith("$AUX_API_KEY   auxiliary, default")
     assert own.endswith("auxiliary") and "default" not in own
     assert footer == "default auxiliary channel: 'fallback' (id 2)"
     assert KEY not in out

@@ -46,15 +46,17 @@ def test_edit_changes_what_it_is_given_and_keeps_the_rest(store: Store) -> None:
     assert (change.released_agents, change.default_cleared) == ((), False)
     assert store.list_channels() == [edited]
 
-    moved = store.edit_channel(edited.id, provider="deepseek", clear_base_url=True).channel
+    moved = store.edit_channel(
+        edited.id, provider="deepseek", clear_base_url=True, api_key="sk-deepseek-0123456789"
+    ).channel
     assert (moved.provider, moved.base_url) == ("deepseek", None)
 
 
 def test_a_new_key_replaces_the_variable_and_the_other_way_round(store: Store) -> None:
     channel = aux(store, "aux", api_key=KEY)
 
-    by_variable = store.edit_channel(channel, api_key_env="AUX_KEY").channel
-    assert (by_variable.api_key, by_variable.api_key_env) == (None, "AUX_KEY")
+    by_variable = store.edit_channel(channel, api_key_env="AUX_API_KEY").channel
+    assert (by_variable.api_key, by_variable.api_key_env) == (None, "AUX_API_KEY")
 
     by_key = store.edit_channel(channel, api_key="sk-other-0000000000000000").channel
     assert by_key.api_key_env is None and by_key.api_key is not None
