@@ -4,11 +4,14 @@ waits while a compaction of the session is queued or running, so a message sent 
 answered from the compacted view), the chat model answers, its reply is stored and
 ``token_update`` carries its usage; the call's tokens per segment and the pre-call decision
 are recorded (``Producers.record_turn``). Both stored messages go to every client of the
-session on this process (the hub), and the turns of one session run one at a time in this
-process.
+session, on every gateway (the hub).
 
-A turn that cannot be answered (no chat model, the session unknown) stores nothing; one whose
-model call fails keeps the user's message, without a reply.
+One turn of a session at a time, whichever gateway process takes it: the turn holds
+``<prefix>:turn:<sessionId>`` in Redis (redis-py's ``Lock``, renewed while it runs); a turn
+that finds it held is refused with ``busy``. A turn that is refused (``busy``, Redis down, no
+chat model, the session unknown) stores nothing: every refusal comes before the user's message
+is stored. One that fails afterwards (the model call fails, times out or replies past the cap:
+``reply_too_long``, nothing of that reply stored) keeps the user's message, without a reply.
 """
 
 from __future__ import annotations
@@ -16,16 +19,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from redis.exceptions import RedisError
+from redis.lock import Lock
 
 from compaction.core.contract import TokenUsage
+from compaction.core.errors import Busy
 from compaction.core.messages import Message
-from compaction.gateway.chat_model import ChatModel, ChatModels
+from compaction.gateway.chat_model import ChatModel, ChatModels, storable
 from compaction.gateway.hub import Hub
 from compaction.gateway.responses import EnsuredFigures, HistoryRow, Turn
 from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
+from compaction.service import logs
+from compaction.service.keys import turn_key
+
+log = logs.get_logger(__name__)
+
+#: a turn's hold on its session lasts this long past its last renewal (a third of it): a
+#: gateway that dies mid-turn frees the session within it
+TURN_TTL_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +55,25 @@ class TurnResult:
         return Turn(reply=self.reply, ensured=ensured, usage=self.usage)
 
 
-@dataclass
-class _Held:
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
+@dataclass(eq=False)
+class SocketTurn:
+    """A socket's turn (docs/architecture.md, "Sockets"): one at a time per socket. When the
+    socket closes, a turn that has not called the model yet (waiting for a compaction) is
+    cancelled; one whose model call has begun ends, and its reply is stored for the session's
+    other clients and the next reload."""
+
+    task: asyncio.Task[None] | None = None
+    #: set when the model call begins
+    answering: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def abandon(self) -> None:
+        """Its socket closed."""
+        if self.task is not None and not self.answering:
+            self.task.cancel()
 
 
 class Turns:
@@ -56,13 +86,19 @@ class Turns:
         #: a turn waits this long for a queued or running compaction: a queued job may wait
         #: for the session's lock, then run (``Settings.rq_timeout_s``)
         self.wait_s = float(ctx.settings.rq_timeout_s)
-        self._held: dict[str, _Held] = {}
         self._background: set[asyncio.Task[None]] = set()
 
-    async def take(self, session_id: str, content: str, *, model: str | None = None) -> TurnResult:
-        """The turn, after the session's earlier ones (in this process)."""
-        async with self._one_at_a_time(session_id):
-            return await self._turn(session_id, content, model)
+    async def take(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        model: str | None = None,
+        socket: SocketTurn | None = None,
+    ) -> TurnResult:
+        """The turn; ``busy`` while another of the session runs, here or on another gateway."""
+        async with self._hold(session_id):
+            return await self._turn(session_id, content, model, socket)
 
     def start(
         self,
@@ -71,37 +107,42 @@ class Turns:
         *,
         model: str | None,
         on_error: Callable[[Exception], None],
-    ) -> asyncio.Task[None]:
-        """The turn as a task of its own (a socket's message): it ends even if the socket
-        closes first; a failure goes to ``on_error(err)``."""
+    ) -> SocketTurn:
+        """The turn as a task of its own (a socket's message; ``SocketTurn`` says what its
+        socket closing does); a failure goes to ``on_error(err)``."""
+        socket = SocketTurn()
 
         async def run() -> None:
             try:
-                await self.take(session_id, content, model=model)
+                await self.take(session_id, content, model=model, socket=socket)
             except Exception as err:
                 on_error(err)
 
-        task = asyncio.create_task(run(), name=f"turn-{session_id}")
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
+        socket.task = asyncio.create_task(run(), name=f"turn-{session_id}")
+        self._background.add(socket.task)
+        socket.task.add_done_callback(self._background.discard)
+        return socket
 
     async def stop(self) -> None:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
 
-    async def _turn(self, session_id: str, content: str, model: str | None) -> TurnResult:
+    async def _turn(
+        self, session_id: str, content: str, model: str | None, socket: SocketTurn | None
+    ) -> TurnResult:
         message = Message(role="user", content=content)
         chat_model, asked = await asyncio.to_thread(self._begin, session_id, model, message)
-        self._show(session_id, asked)
+        await self._show(session_id, asked)
         ensured = await self.aio.ensure_compacted(
             session_id, model=model, timeout=self.wait_s, waiter=self.hub.wait_for_request
         )
-        completion = await chat_model.reply(ensured.messages)
+        if socket is not None:
+            socket.answering = True
+        completion = storable(await chat_model.reply(ensured.messages), self.ctx.estimator)
         answer = Message(role="assistant", content=completion.text)
         reply = await asyncio.to_thread(self._store, session_id, answer, asked.seq)
-        self._show(session_id, reply)
+        await self._show(session_id, reply)
         usage = TokenUsage(
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
@@ -129,17 +170,41 @@ class Turns:
         rows = store.load_history(session_id, "full", after_seq=after_seq)
         return next(HistoryRow.of(row) for row in history_rows(rows) if row["id"] == message_id)
 
-    def _show(self, session_id: str, row: HistoryRow) -> None:
-        self.hub.publish(session_id, {"type": "message", "message": row.wire()})
+    async def _show(self, session_id: str, row: HistoryRow) -> None:
+        data = {"type": "message", "message": row.wire()}
+        await self.hub.publish(session_id, data, via=self.ctx.redis)
 
     @contextlib.asynccontextmanager
-    async def _one_at_a_time(self, session_id: str) -> AsyncIterator[None]:
-        held = self._held.setdefault(session_id, _Held())
-        held.users += 1
+    async def _hold(self, session_id: str) -> AsyncIterator[None]:
+        """The session's turn lock while the block runs (``busy`` when it is held); taken
+        before anything is stored, so Redis being down refuses the turn too."""
+        key = turn_key(self.ctx.settings.channel_prefix, session_id)
+        lock = Lock(self.ctx.redis, key, timeout=TURN_TTL_S, blocking=False, thread_local=False)
+        if not await asyncio.to_thread(lock.acquire):
+            raise Busy(
+                f"a turn of session {session_id!r} is already running or queued: send again "
+                "once it has answered"
+            )
+        renewing = asyncio.create_task(_renew(lock), name=f"turn-lock-{session_id}")
         try:
-            async with held.lock:
-                yield
+            yield
         finally:
-            held.users -= 1
-            if held.users == 0:
-                del self._held[session_id]
+            renewing.cancel()
+            await asyncio.gather(renewing, return_exceptions=True)
+            await asyncio.to_thread(_release, lock)
+
+
+async def _renew(lock: Lock) -> None:
+    """Reset the lock's TTL every third of it while the turn runs (a compaction wait and a model
+    call may each take minutes)."""
+    while True:
+        await asyncio.sleep(TURN_TTL_S / 3)
+        try:
+            await asyncio.to_thread(lock.reacquire)
+        except RedisError as err:  # expired (Redis was away), or Redis is away now
+            log.warning("turn lock not renewed", key=str(lock.name), error=type(err).__name__)
+
+
+def _release(lock: Lock) -> None:
+    with contextlib.suppress(RedisError):  # not ours any more, or Redis is away: it expires
+        lock.release()

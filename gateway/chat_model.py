@@ -14,7 +14,7 @@ from typing import Protocol
 
 from cachetools import LRUCache
 
-from compaction.core.errors import LlmTimeout, NoChatModel
+from compaction.core.errors import LlmTimeout, NoChatModel, ReplyTooLong
 from compaction.core.messages import Message
 from compaction.core.tokens import (
     TextEstimator,
@@ -29,6 +29,9 @@ from compaction.worker.llm import ClientKey, Completion, SdkClient, build_client
 
 #: the longest reply a turn asks for
 MAX_REPLY_TOKENS = 4_096
+#: the longest reply a turn stores (estimated tokens): what it asks for, with a margin for the
+#: estimate (chars / 4 is short of a real tokenizer's count on code); past it, ``reply_too_long``
+STORED_REPLY_TOKENS = 2 * MAX_REPLY_TOKENS
 #: clients kept warm (one per channel configuration; an edited channel gets a new one)
 CLIENTS = 32
 #: how much of the user's words the offline model quotes
@@ -78,6 +81,20 @@ class OfflineChatModel:
             estimate_messages_tokens(messages, self.estimator),
             estimate_tokens(answer, self.estimator),
         )
+
+
+def storable(completion: Completion, estimator: TextEstimator) -> Completion:
+    """``completion``, unless its reply is past ``STORED_REPLY_TOKENS`` (a provider or proxy
+    that ignores the maximum): stored, such a reply is sent to every socket and fills the
+    session's window, so that every later compaction fails (docs/architecture.md, "The
+    gateway")."""
+    tokens = estimator(completion.text)
+    if tokens > STORED_REPLY_TOKENS:
+        raise ReplyTooLong(
+            f"the chat model replied ~{tokens} tokens, past the {STORED_REPLY_TOKENS} a turn "
+            f"stores (it asks for {MAX_REPLY_TOKENS} at most): the reply was not stored"
+        )
+    return completion
 
 
 def pick_channel(channels: Sequence[ChannelConfig], model: str | None) -> ChannelConfig | None:

@@ -5,8 +5,9 @@ sockets cost one Redis connection, not a thousand.
 The reader is a blocking ``XREAD`` loop on the stream (``service.events.StreamCursor``, as
 ``producers.aio.AsyncEventRelay`` reads it), reconnecting with backoff when Redis goes away.
 Each subscriber has a bounded queue: one that falls behind (a stalled socket) is ended, never
-waited for, so it cannot hold up the others. Messages the gateway stores are delivered the same
-way, in process (``publish``): every socket of the session on this process sees them.
+waited for, so it cannot hold up the others. The messages a gateway stores reach every gateway
+(``publish``): this process's subscribers at once, the others' through the messages stream,
+which the same ``XREAD`` reads beside the events (a process skips the entries it wrote).
 
 ``wait_for_request`` is a turn's wait for a running compaction on this same reader (the
 ``waiter`` of ``AsyncProducers.ensure_compacted``).
@@ -17,20 +18,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
+from redis.typing import EncodableT, FieldT
 
 from compaction.core.contract import AnyEvent
 from compaction.producers.context import Producers
 from compaction.producers.wait import RECENT, no_final_event
 from compaction.service import logs
 from compaction.service.events import StreamCursor, final_among, is_final_for, newest_id
-from compaction.service.keys import events_stream
-from compaction.service.redis import async_stream_client
+from compaction.service.keys import events_stream, messages_stream
+from compaction.service.redis import async_stream_client, text
 from compaction.service.settings import Settings
 
 log = logs.get_logger(__name__)
@@ -42,6 +46,9 @@ QUEUE_SIZE = 256
 BATCH = 100
 #: how long start-up waits for the stream before serving anyway
 START_WAIT_S = 5.0
+#: entries the messages stream keeps (about): it serves the live sockets, and a gateway whose
+#: Redis connection came back replays what it missed from it
+MESSAGES_MAXLEN = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +111,17 @@ class Hub:
     def __init__(self, settings: Settings, client: aioredis.Redis | None = None) -> None:
         self.settings = settings
         self.stream = events_stream(settings.channel_prefix)
+        self.messages = messages_stream(settings.channel_prefix)
+        #: names this process's entries in the messages stream
+        self.origin = uuid.uuid4().hex
         self._client = client
         self._owned = client is None
         self._subscribers: dict[str, set[Subscription]] = {}
         self._task: asyncio.Task[None] | None = None
         #: set once the reader has its position: events published after it are delivered
         self.ready = asyncio.Event()
+        #: the reader's position in the messages stream
+        self._messages_at = "0-0"
 
     async def start(self) -> None:
         """Start reading, and wait (``START_WAIT_S`` at most: Redis may be away) for the
@@ -156,9 +168,25 @@ class Hub:
     def subscribers(self, session_id: str) -> int:
         return len(self._subscribers.get(session_id, ()))
 
-    def publish(self, session_id: str, data: dict[str, Any]) -> None:
-        """An object for every client of the session on this process (a stored message)."""
-        self._fan_out(session_id, Delivery(data))
+    async def publish(self, session_id: str, data: dict[str, Any], *, via: redis.Redis) -> None:
+        """An object (a stored message) for every client of the session on every gateway: this
+        process's at once, the others' through the messages stream, written with ``via`` (a
+        command client: the hub's own connection waits in ``XREAD``). A Redis failure is
+        logged, not raised: the message is stored, and the other gateways' clients see it when
+        they reload, as for an event (docs/architecture.md, "Events")."""
+        delivery = Delivery(data)
+        self._fan_out(session_id, delivery)
+        fields: dict[FieldT, EncodableT] = {
+            "origin": self.origin,
+            "session": session_id,
+            "data": delivery.text,
+        }
+        try:
+            await asyncio.to_thread(
+                via.xadd, self.messages, fields, maxlen=MESSAGES_MAXLEN, approximate=True
+            )
+        except RedisError as err:
+            log.error("message not shared", session_id=session_id, error=str(err))
 
     def _fan_out(self, session_id: str, delivery: Delivery) -> None:
         for subscription in list(self._subscribers.get(session_id, ())):
@@ -175,15 +203,45 @@ class Hub:
             try:
                 if not positioned:
                     cursor.last_id = newest_id(await client.xrevrange(self.stream, count=1))
+                    self._messages_at = newest_id(await client.xrevrange(self.messages, count=1))
                     positioned = True
                     self.ready.set()
+                streams = {**cursor.streams(), self.messages: self._messages_at}
                 block = cursor.block()
-                batches: Any = await client.xread(cursor.streams(), count=BATCH, block=block)
+                batches: Any = await client.xread(streams, count=BATCH, block=block)
             except RedisError as err:  # Redis away or failing: read again after a while
                 await asyncio.sleep(cursor.failed(err))
                 continue
-            for event in cursor.take(batches):
+            self._deliver(cursor, batches)
+
+    def _deliver(self, cursor: StreamCursor, batches: Any) -> None:
+        """The entries of one read, both streams merged in the order Redis wrote them (an id is
+        its time; on a tie, the message first: a reply is written before its ``token_update``)."""
+        cursor.take([])  # a read that succeeded: a later failure's backoff starts over
+        entries = [
+            (_position(entry_id), text(stream) != self.messages, text(stream), entry_id, fields)
+            for stream, items in batches or []
+            for entry_id, fields in items
+        ]
+        for _at, _event_first, stream, entry_id, fields in sorted(entries, key=lambda e: e[:2]):
+            if stream == self.messages:
+                self._messages_at = text(entry_id)
+                self._shared(fields)
+                continue
+            for event in cursor.take([(stream, [(entry_id, fields)])]):
                 self._fan_out(event.session_id, Delivery(event.to_wire(), event))
+
+    def _shared(self, fields: dict[bytes, bytes]) -> None:
+        """A message another gateway stored; this process's own were delivered already."""
+        if fields.get(b"origin", b"").decode() == self.origin:
+            return
+        try:
+            session_id, data = fields[b"session"].decode(), json.loads(fields[b"data"])
+        except (KeyError, UnicodeDecodeError, ValueError) as err:
+            log.warning("invalid shared message skipped", error=type(err).__name__)
+            return
+        if isinstance(data, dict):
+            self._fan_out(session_id, Delivery(data))
 
     async def wait_for_request(
         self, ctx: Producers, session_id: str, request_id: str, timeout: float
@@ -205,3 +263,9 @@ class Hub:
             except TimeoutError:
                 pass
         raise TimeoutError(no_final_event(session_id, timeout))
+
+
+def _position(entry_id: bytes | str) -> tuple[int, int]:
+    """A stream entry id (``"<ms>-<seq>"``) as numbers, to order two streams' entries."""
+    ms, _sep, seq = text(entry_id).partition("-")
+    return int(ms), int(seq or 0)

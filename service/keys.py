@@ -61,6 +61,18 @@ def usage_key(prefix: str, session_id: str) -> str:
     return f"{prefix}:usage:{session_id}"
 
 
+def turn_key(prefix: str, session_id: str) -> str:
+    """Held by the gateway process running a turn of the session (docs/architecture.md, "The
+    gateway"): one turn of a session at a time, whichever gateway takes it."""
+    return f"{prefix}:turn:{session_id}"
+
+
+def messages_stream(prefix: str) -> str:
+    """The history rows the gateways store, for every gateway's sockets (docs/architecture.md,
+    "The gateway")."""
+    return f"{prefix}:messages:stream"
+
+
 def events_channel(prefix: str) -> str:
     return f"{prefix}:events"
 

@@ -24,6 +24,8 @@ code never changes once published.
 | `llm_error` | the auxiliary (or the chat) model answered an error, or no reply of its own |
 | `internal_error` | a bug caught by the worker; the history is unchanged |
 | `compaction_disabled` | `COMPACTION_ENABLED=false`: nothing is queued, a worker refuses a job |
+| `busy` | a turn of the session is already running or queued (gateway only): nothing stored |
+| `reply_too_long` | the chat model's reply is far past the turn's maximum: not stored (gateway) |
 | `redis` | Redis is unreachable or failed (command line only) |
 | `timeout` | no final event within `--timeout` (command line only) |
 | `io_error` | a file could not be read or written (command line only) |
@@ -61,6 +63,8 @@ ErrorCode = Literal[
     "llm_error",
     "internal_error",
     "compaction_disabled",
+    "busy",
+    "reply_too_long",
     "redis",
     "timeout",
     "io_error",
@@ -172,6 +176,20 @@ class CompactionDisabled(CompactionError):
 
     def __init__(self, message: str = "compaction is switched off (COMPACTION_ENABLED=false)"):
         super().__init__(message)
+
+
+class Busy(CompactionError):
+    """A turn of the session is running or queued, on this gateway or another
+    (docs/architecture.md, "The gateway"): this one is refused before anything is stored."""
+
+    code = "busy"
+
+
+class ReplyTooLong(CompactionError):
+    """The chat model's reply is far past the maximum the turn asked for (docs/architecture.md,
+    "The gateway"): stored, it would fill the session's window and fail every compaction."""
+
+    code = "reply_too_long"
 
 
 class LlmTimeout(CompactionError):

@@ -15,8 +15,16 @@ from compaction.gateway.schemas import ERRORS, Body, ErrorAnswer
 #: what a turn may answer besides the refusals every route may
 TURN_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
-    409: {"model": ErrorAnswer, "description": "no_chat_model: no channel to answer with"},
-    502: {"model": ErrorAnswer, "description": "llm_error: the chat model failed"},
+    409: {
+        "model": ErrorAnswer,
+        "description": "no_chat_model: no channel to answer with; busy: a turn of the session "
+        "is running (through any gateway), nothing stored",
+    },
+    502: {
+        "model": ErrorAnswer,
+        "description": "llm_error: the chat model failed; reply_too_long: its reply is past "
+        "the cap, not stored",
+    },
     504: {"model": ErrorAnswer, "description": "llm_timeout: the chat model was too slow"},
 }
 router = APIRouter(tags=["messages"], responses=TURN_ERRORS)
@@ -33,7 +41,8 @@ class MessageIn(Body):
 async def send_message(session_id: str, body: MessageIn, resources: ResourcesDep) -> Turn:
     """Store the user's message, wait for a compaction of the session that is queued or running
     (and start one when the session is past its threshold), call the chat model with the
-    compacted view, store its reply and publish ``token_update``. Every socket of the session
-    also gets both messages."""
+    compacted view, store its reply and publish ``token_update``. Every socket of the session,
+    on every gateway, also gets both messages. One turn of a session at a time: another is
+    409 ``busy`` and stores nothing."""
     turn = await resources.turns.take(session_id, body.content, model=body.model)
     return turn.answer()

@@ -8,7 +8,9 @@ done that carries a stage under the ``context_compact_*`` names: ``seed_event``)
 process's event hub.
 
 A client that falls too far behind is disconnected (WebSocket close code 1013, or the end of the
-event stream): it reconnects and reloads the history.
+event stream): it reconnects and reloads the history. A socket has one turn at a time: a message
+sent while its turn runs is answered with a ``busy`` error object, and closing the socket
+cancels a turn that has not called the model yet (``chat.SocketTurn``).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import StreamingResponse
 from pydantic import Field, TypeAdapter
+from redis.exceptions import RedisError
 
 from compaction.core.contract import AnyEvent, CompactionDone, CompactionStart, Stage
-from compaction.core.errors import CompactionError, SessionNotFound, as_invalid_request
+from compaction.core.errors import Busy, CompactionError, SessionNotFound, as_invalid_request
+from compaction.gateway.chat import SocketTurn
 from compaction.gateway.hub import Delivery, Subscription
 from compaction.gateway.resources import Resources
 from compaction.gateway.routes.chat import MessageIn
@@ -44,6 +48,9 @@ def error(err: Exception) -> Delivery:
     """An error object for one client; a bug is logged, its text never sent."""
     if isinstance(err, CompactionError):
         return Delivery({"type": "error", "error": {"code": err.code, "message": err.message}})
+    if isinstance(err, RedisError):  # as the API answers it (gateway/errors.py)
+        message = f"Redis failed: {type(err).__name__}"
+        return Delivery({"type": "error", "error": {"code": "redis", "message": message}})
     log.error("socket request failed", error=repr(err))
     return Delivery({"type": "error", "error": {"code": "internal_error", "message": "failed"}})
 
@@ -60,13 +67,18 @@ async def session_socket(websocket: WebSocket, session_id: str) -> None:
             await websocket.send_text(found.text)
             await websocket.close(NO_SESSION)
             return
+        client = _Client(subscription)
         tasks = {
             asyncio.create_task(_send(websocket, subscription)),
-            asyncio.create_task(_receive(websocket, resources, subscription)),
+            asyncio.create_task(_receive(websocket, resources, client)),
             # a client too slow to read may hold ``_send`` in a send: this ends it anyway
             asyncio.create_task(subscription.stopped.wait()),
         }
-        _done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            _done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if client.turn is not None:
+                client.turn.abandon()  # no model call once its socket has gone
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -79,7 +91,15 @@ async def _send(websocket: WebSocket, subscription: Subscription) -> None:
         await websocket.send_text(delivery.text)
 
 
-async def _receive(websocket: WebSocket, resources: Resources, subscription: Subscription) -> None:
+class _Client:
+    """One socket's state: its subscription, and its turn (one at a time)."""
+
+    def __init__(self, subscription: Subscription) -> None:
+        self.subscription = subscription
+        self.turn: SocketTurn | None = None
+
+
+async def _receive(websocket: WebSocket, resources: Resources, client: _Client) -> None:
     """The client's requests, until it disconnects. A turn runs as a task of its own, so a
     ``compact`` sent while a message waits is handled at once."""
     while True:
@@ -88,9 +108,9 @@ async def _receive(websocket: WebSocket, resources: Resources, subscription: Sub
             return
         text = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
         try:
-            await _handle(resources, subscription, text)
+            await _handle(resources, client, text)
         except Exception as err:
-            subscription.offer(error(err))
+            client.subscription.offer(error(err))
 
 
 class SocketCompact(CompactRequest):
@@ -106,18 +126,22 @@ _REQUESTS: TypeAdapter[SocketCompact | SocketMessage] = TypeAdapter(
 )
 
 
-async def _handle(resources: Resources, subscription: Subscription, text: str) -> None:
-    session_id = subscription.session_id
+async def _handle(resources: Resources, client: _Client, text: str) -> None:
+    session_id = client.subscription.session_id
     with as_invalid_request("socket message"):
         request = _REQUESTS.validate_json(text)
     if isinstance(request, SocketCompact):
         await resources.producers.aio().request_manual(session_id, focus=request.focus or None)
         return
+    if client.turn is not None and client.turn.running:  # no queue of turns behind it
+        raise Busy("this socket's turn is still running: send again once it has answered")
 
     def failed(err: Exception) -> None:
-        subscription.offer(error(err))
+        client.subscription.offer(error(err))
 
-    resources.turns.start(session_id, request.content, model=request.model, on_error=failed)
+    client.turn = resources.turns.start(
+        session_id, request.content, model=request.model, on_error=failed
+    )
 
 
 async def _close(websocket: WebSocket, code: int) -> None:

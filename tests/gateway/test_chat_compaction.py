@@ -1,6 +1,6 @@
 """Turns and compactions (gateway/chat.py; docs/architecture.md, "The gateway"): a message sent
 while a compaction is queued waits for it and is answered from the compacted view; a turn that
-takes the session past its threshold compacts first; a session's turns run one at a time."""
+takes the session past its threshold compacts first (one turn at a time: test_chat_bounds.py)."""
 
 from __future__ import annotations
 
@@ -113,18 +113,3 @@ def test_a_turn_past_the_threshold_compacts_first(gateway: Gateway, fake_llm: Fa
     assert types(seen)[:2] == ["compaction_start", "compaction_done"]
     assert seen[0]["reason"] == "auto"
     assert body["ensured"]["usedTokens"] < WINDOW * 70 // 100
-
-
-def test_a_sessions_turns_run_one_at_a_time(gateway: Gateway, fake_llm: FakeLLM) -> None:
-    chat_channel(gateway, fake_llm)
-    fake_llm.script(Reply(text="slow answer", delay_s=0.3))
-    session_id = gateway.store.create_session("s", model="chat-1")
-    turns = [Turn(gateway, session_id, f"question {n}") for n in range(3)]
-    for turn in turns:
-        turn.start()
-    for turn in turns:
-        turn.result()
-    roles = [s.message.role for s in gateway.store.load_history(session_id)]
-    assert roles == ["user", "assistant"] * 3  # never two questions before an answer
-    # each model call saw every earlier answer
-    assert [len(body["messages"]) for body in chat_bodies(fake_llm)] == [1, 3, 5]
