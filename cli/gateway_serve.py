@@ -5,6 +5,7 @@ gateway")."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import signal
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import Any, TextIO
 
 import uvicorn
 from sqlalchemy.engine import make_url
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from compaction.cli.common import prepare_database
 from compaction.cli.demo import BUNDLED
@@ -31,9 +33,7 @@ def serve_gateway(settings: Settings, args: argparse.Namespace, out: TextIO | No
     # channel's model (as ``compaction worker`` does before its first job).
     importlib.import_module("compaction.worker.llm.anthropic_client")
     importlib.import_module("compaction.worker.llm.openai_client")
-    options = GatewayOptions(
-        token=settings.gateway_token, cors_origins=tuple(settings.gateway_cors_origins)
-    )
+    options = GatewayOptions.from_settings(settings)
     if is_embedded(settings):
         with embedded(settings, bundled(), options) as running:
             describe_embedded(running, out)
@@ -89,12 +89,17 @@ def _shown(host: str) -> str:
 
 
 def serve(resources: Resources, args: argparse.Namespace, out: TextIO | None) -> int:
+    settings = resources.settings
     config = uvicorn.Config(
         create_app(resources),
         host=args.host,
         port=args.port,
         log_level=args.log_level.lower(),
         log_config=None,  # uvicorn's records go through the command's JSON lines on stderr
+        http=headers_within(settings.gateway_header_timeout_s),
+        # Past the cap uvicorn answers a new request 503 at once (docs/operations.md, "The
+        # gateway in production"): memory and tasks stay bounded whatever is connected.
+        limit_concurrency=settings.gateway_max_connections,
     )
     server = _Server(config, out)
     try:
@@ -105,6 +110,52 @@ def serve(resources: Resources, args: argparse.Namespace, out: TextIO | None) ->
             raise
         raise OSError(f"the gateway could not listen on {args.host}:{args.port}") from None
     return 0
+
+
+def headers_within(timeout_s: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, with a deadline on each request's headers: uvicorn bounds only
+    the idle time between requests (``timeout_keep_alive``), and h11 only their size, so a
+    client sending one header line every few seconds (slowloris) held its connection forever.
+    The deadline runs from the connection's start, or a kept-alive connection's next byte,
+    until h11 has the whole head; then the connection is closed."""
+
+    class HeadersWithin(H11Protocol):
+        deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self._between_requests():
+                self._arm()
+            super().data_received(data)
+            # a new request's head parsed, or the connection handed to a WebSocket
+            if not self._between_requests() or self.transport.get_protocol() is not self:
+                self._disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _between_requests(self) -> bool:
+            return self.cycle is None or self.cycle.response_complete
+
+        def _arm(self) -> None:
+            if self.deadline is None:
+                self.deadline = self.loop.call_later(timeout_s, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def _too_slow(self) -> None:
+            self.deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadersWithin
 
 
 @contextmanager

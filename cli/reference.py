@@ -69,6 +69,10 @@ PARAMETER_MEANINGS = {
 # described here (compaction.gateway.errors answers them, its docstring in prose).
 GATEWAY_MEANINGS = {
     "unauthorized": "no or a wrong bearer token",
+    "forbidden_host": "a `Host` the gateway does not answer (without a token: not a loopback "
+    "name; see `GATEWAY_ALLOWED_HOSTS`)",
+    "forbidden_origin": "a socket handshake or a request other than GET/HEAD from another web "
+    "page's `Origin` (see `GATEWAY_ALLOWED_ORIGINS`), or `null`",
     "not_found": "no such route, or an `invalid_request` naming nothing stored (a channel, run or "
     "agent)",
     "conflict": "an `invalid_request` refused by what is stored (a name taken, a channel in use)",

@@ -12,7 +12,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from compaction.gateway import errors
-from compaction.gateway.auth import BodyLimit, Guard, documented
+from compaction.gateway.auth import BodyLimit, Guard, SecurityHeaders, documented
 from compaction.gateway.resources import Resources
 from compaction.gateway.responses import Health
 from compaction.gateway.routes import ROUTERS
@@ -51,9 +51,10 @@ def create_app(resources: Resources) -> FastAPI:
     static = package_files.files("compaction.gateway").joinpath("static")
     app.mount("/", StaticFiles(directory=str(static), html=True), name="console")
     options = resources.options
-    # Added innermost first: a request meets CORS, then the body cap, then the token guard.
-    # CORS outermost answers a configured origin's preflight (which carries no token) and puts
-    # its headers on the guard's 401 and 413 too, so a page there can read them.
+    # Added innermost first: a request meets the security headers, CORS, then the body cap,
+    # then the guard (Host, Origin, token). CORS answers a configured origin's preflight (which
+    # carries no token) and puts its headers on the guard's 401, 403 and 413 too, so a page
+    # there can read them; the security headers go on every answer, these included.
     app.add_middleware(Guard, options=options)
     app.add_middleware(BodyLimit)
     if options.cors_origins:
@@ -63,6 +64,7 @@ def create_app(resources: Resources) -> FastAPI:
             allow_methods=["*"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    app.add_middleware(SecurityHeaders)
     return app
 
 

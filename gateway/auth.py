@@ -1,7 +1,10 @@
-"""The gateway's guard (docs/architecture.md, "The gateway"): a bearer token on every ``/api``
-and ``/ws`` call when ``COMPACTION_GATEWAY_TOKEN`` is set (a WebSocket may pass it as the
-``token`` query parameter, browsers cannot set its headers, and so may an SSE ``GET .../events``),
-and a cap on request bodies.
+"""The gateway's guard (docs/architecture.md, "The gateway"): on every request a ``Host`` the
+gateway answers to and, on socket handshakes (WebSocket, SSE) and anything but GET/HEAD, an
+``Origin`` it trusts (``gateway.browsers``: other web pages cannot drive it, even without a
+token); a bearer token on every ``/api`` and ``/ws`` call when ``COMPACTION_GATEWAY_TOKEN`` is
+set (a WebSocket may pass it as the ``token`` query parameter, browsers cannot set its headers,
+and so may an SSE ``GET .../events``); a cap on request bodies; the browser security headers on
+every answer.
 
 Pure ASGI middleware: it answers before any route runs, for HTTP and WebSocket alike.
 """
@@ -16,6 +19,7 @@ from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException
 
+from compaction.gateway import browsers
 from compaction.gateway.resources import GatewayOptions
 
 Scope = MutableMapping[str, Any]
@@ -33,7 +37,14 @@ class Guard:
         self.options = options
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or not scope["path"].startswith(GUARDED):
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refusal = self._foreign(scope)
+        if refusal is not None:
+            await _refuse(scope, send, 403, *refusal)
+            return
+        if not scope["path"].startswith(GUARDED):
             await self.app(scope, receive, send)
             return
         if not self._authorized(scope):
@@ -42,6 +53,22 @@ class Guard:
         if scope["type"] == "http":
             receive = self._capped(scope, receive, send)
         await self.app(scope, receive, send)
+
+    def _foreign(self, scope: Scope) -> tuple[str, str] | None:
+        """The code and message refusing a request another web page may have sent, if it is
+        one: a ``Host`` not answered (DNS rebinding), or a foreign ``Origin`` where the request
+        would act or subscribe (a plain GET's answer is unreadable to it without CORS)."""
+        options = self.options
+        headers = dict(scope.get("headers") or [])
+        host = _text(headers.get(b"host"))
+        if not options.any_host and not browsers.host_allowed(host, options.allowed_hosts):
+            return "forbidden_host", "this gateway does not answer to that Host name"
+        origin = _text(headers.get(b"origin"))
+        if origin is None or not _acts(scope):
+            return None
+        if browsers.origin_allowed(origin, host, options.trusted_origins):
+            return None
+        return "forbidden_origin", "requests from another web page's origin are refused"
 
     def _authorized(self, scope: Scope) -> bool:
         token = self.options.token
@@ -102,6 +129,18 @@ def documented(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
+
+
+def _acts(scope: Scope) -> bool:
+    """Whether the request acts or subscribes: a socket handshake, an SSE stream, anything but
+    GET/HEAD (a CORS preflight of an allowed origin is answered before the guard)."""
+    if scope["type"] == "websocket":
+        return True
+    return scope["method"] not in ("GET", "HEAD") or _is_event_stream(scope)
+
+
 def _is_event_stream(scope: Scope) -> bool:
     """SSE: a browser's ``EventSource`` cannot set headers either, so it may pass ``?token=``."""
     path: str = scope["path"]
@@ -130,14 +169,42 @@ class BodyLimit:
             await _refuse(scope, send, 413, "too_large", err.detail)
 
 
+class SecurityHeaders:
+    """The outermost middleware: every answer, the guard's refusals and the CORS preflights
+    included, carries ``browsers.security_headers`` (a handler's own value wins)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        extra = browsers.security_headers(scope["path"])
+
+        async def sending(message: Message) -> None:
+            if message["type"] in ("http.response.start", "websocket.http.response.start"):
+                given = {name.lower() for name, _ in message.get("headers") or []}
+                headers = [*(message.get("headers") or [])]
+                message["headers"] = headers + [h for h in extra if h[0] not in given]
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
 async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:
+    """The JSON error; a WebSocket handshake gets it as its HTTP answer where the server can
+    send one (ASGI's denial response), else a close code (44xx: the status)."""
+    kind = "http"
     if scope["type"] == "websocket":
-        await send({"type": "websocket.close", "code": 4401 if status == 401 else 1009})
-        return
+        if "websocket.http.response" not in (scope.get("extensions") or {}):
+            await send({"type": "websocket.close", "code": 4000 + status})
+            return
+        kind = "websocket.http"
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     await send(
         {
-            "type": "http.response.start",
+            "type": f"{kind}.response.start",
             "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
@@ -145,4 +212,4 @@ async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{kind}.response.body", "body": body})

@@ -28,6 +28,8 @@ log = logs.get_logger(__name__)
 STATUS = {
     "session_not_found": 404,
     "unauthorized": 401,
+    "forbidden_host": 403,
+    "forbidden_origin": 403,
     "not_found": 404,
     "conflict": 409,
     "too_large": 413,
@@ -37,10 +39,8 @@ STATUS = {
     "no_auxiliary_model": 409,
     "no_chat_model": 409,
     "compaction_disabled": 409,
-    "busy": 409,
     # the chat model failed or was too slow: the gateway is fine, what it called is not
     "llm_error": 502,
-    "reply_too_long": 502,
     "llm_timeout": 504,
     "internal_error": 500,
 }

@@ -23,11 +23,34 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 
 @dataclass
 class GatewayOptions:
-    """``COMPACTION_GATEWAY_TOKEN`` and friends; ``token=None`` means 127.0.0.1 only."""
+    """``COMPACTION_GATEWAY_TOKEN`` and friends; ``token=None`` means 127.0.0.1 only, and only
+    loopback ``Host`` names (``gateway.browsers``)."""
 
     token: SecretStr | None = None
     cors_origins: tuple[str, ...] = ()
+    #: page origins that may open sockets and send anything but GET (its own always may)
+    allowed_origins: tuple[str, ...] = ()
+    #: ``Host`` names answered besides the loopback ones; empty with a token: any
+    allowed_hosts: tuple[str, ...] = ()
     max_body_bytes: int = MAX_BODY_BYTES
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GatewayOptions:
+        return cls(
+            token=settings.gateway_token,
+            cors_origins=tuple(settings.gateway_cors_origins),
+            allowed_origins=tuple(settings.gateway_allowed_origins),
+            allowed_hosts=tuple(settings.gateway_allowed_hosts),
+        )
+
+    @property
+    def any_host(self) -> bool:
+        """With a token and no list, any ``Host`` (a load balancer's name, as before)."""
+        return self.token is not None and not self.allowed_hosts
+
+    @property
+    def trusted_origins(self) -> tuple[str, ...]:
+        return self.allowed_origins + self.cors_origins
 
 
 @dataclass

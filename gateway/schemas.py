@@ -94,6 +94,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     for status, description in (
         (400, "invalid_request: the request is wrong (the message says how)"),
         (401, "unauthorized: no bearer token, or the wrong one"),
+        (403, "forbidden_host, forbidden_origin: a Host or a page's Origin not trusted"),
         (404, "session_not_found, not_found"),
         (409, "conflict: a name or id taken, a channel in use"),
         (413, "too_large: the body is over the cap"),

@@ -125,6 +125,29 @@ class Settings(BaseSettings, CompactionParameters):
         description="origins a browser may call the gateway from (CORS), a JSON list or comma "
         "separated; empty: none",
     )
+    gateway_allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="origins (`https://app.example`) whose pages may open the gateway's sockets "
+        "and send it anything but GET, besides its own and the CORS origins; a JSON list or "
+        "comma separated",
+    )
+    gateway_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="`Host` names the gateway answers (`name` or `name:port`) besides the "
+        "loopback ones; empty: any with a token, the loopback only without",
+    )
+    gateway_header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="a request's headers must arrive within this of its first byte, or the "
+        "gateway closes the connection (slowloris)",
+    )
+    gateway_max_connections: int = Field(
+        1000,
+        ge=1,
+        description="open connections (sockets included) of one gateway process past which a "
+        "new request is answered 503 at once",
+    )
 
     def __init__(self, **values: Any) -> None:
         # ``invalid_config`` in one line, not pydantic's report (which would echo the value).
@@ -142,7 +165,9 @@ class Settings(BaseSettings, CompactionParameters):
         text = value.get_secret_value() if isinstance(value, SecretStr) else value
         return None if isinstance(text, str) and not text.strip() else value
 
-    @field_validator("gateway_cors_origins", mode="before")
+    @field_validator(
+        "gateway_cors_origins", "gateway_allowed_origins", "gateway_allowed_hosts", mode="before"
+    )
     @classmethod
     def _origins(cls, value: Any) -> Any:
         if not isinstance(value, str):

@@ -56,10 +56,18 @@ def test_every_code_has_a_meaning_and_a_status() -> None:
     for code in [*get_args(ErrorCode), *reference.gateway_codes()]:
         assert meanings.get(code), code
     assert set(reference.skip_meanings()) == set(get_args(SkipCode))
-    assert reference.gateway_codes() == ["conflict", "not_found", "too_large", "unauthorized"]
+    assert reference.gateway_codes() == [
+        "conflict",
+        "forbidden_host",
+        "forbidden_origin",
+        "not_found",
+        "too_large",
+        "unauthorized",
+    ]
     table = reference.errors_table()
     assert "| `session_not_found` | 404 |" in table
     assert "| `llm_timeout` | 504 |" in table
+    assert "| `forbidden_origin` | 403 |" in table
     assert "| `invalid_config` | 400 |" in table
 
 

@@ -1,6 +1,7 @@
 """The gateway's settings (docs/architecture.md, "Settings"): ``COMPACTION_GATEWAY_TOKEN``
-(secret; blank is no token) and ``COMPACTION_GATEWAY_CORS_ORIGINS`` (a JSON list or a comma
-separated one), as ``compaction gateway`` reads them from the environment."""
+(secret; blank is no token), ``COMPACTION_GATEWAY_CORS_ORIGINS``, ``..._ALLOWED_ORIGINS`` and
+``..._ALLOWED_HOSTS`` (a JSON list or a comma separated one) and the connection bounds, as
+``compaction gateway`` reads them from the environment."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ TOKEN = "gateway-token-0123456789abcdef"
 def no_gateway_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COMPACTION_GATEWAY_TOKEN", raising=False)
     monkeypatch.delenv("COMPACTION_GATEWAY_CORS_ORIGINS", raising=False)
+    for bound in ("ALLOWED_ORIGINS", "ALLOWED_HOSTS", "HEADER_TIMEOUT_S", "MAX_CONNECTIONS"):
+        monkeypatch.delenv(f"COMPACTION_GATEWAY_{bound}", raising=False)
 
 
 def read() -> Settings:
@@ -59,3 +62,21 @@ def test_cors_origins_that_are_broken_json_are_one_line(monkeypatch: pytest.Monk
         read()
     assert raised.value.message.startswith("invalid settings: gateway_cors_origins:")
     assert "\n" not in raised.value.message
+
+
+def test_allowed_origins_and_hosts_and_the_connection_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert read().gateway_allowed_hosts == [] and read().gateway_allowed_origins == []
+    assert read().gateway_header_timeout_s == 10 and read().gateway_max_connections == 1000
+    monkeypatch.setenv("COMPACTION_GATEWAY_ALLOWED_ORIGINS", "https://a.example, https://b.example")
+    monkeypatch.setenv("COMPACTION_GATEWAY_ALLOWED_HOSTS", '["gw.example", "gw.example:8443"]')
+    monkeypatch.setenv("COMPACTION_GATEWAY_HEADER_TIMEOUT_S", "2.5")
+    monkeypatch.setenv("COMPACTION_GATEWAY_MAX_CONNECTIONS", "50")
+    settings = read()
+    assert settings.gateway_allowed_origins == ["https://a.example", "https://b.example"]
+    assert settings.gateway_allowed_hosts == ["gw.example", "gw.example:8443"]
+    assert settings.gateway_header_timeout_s == 2.5 and settings.gateway_max_connections == 50
+    monkeypatch.setenv("COMPACTION_GATEWAY_MAX_CONNECTIONS", "0")
+    with pytest.raises(InvalidConfig):
+        read()
