@@ -39,8 +39,10 @@ STATUS = {
     "no_auxiliary_model": 409,
     "no_chat_model": 409,
     "compaction_disabled": 409,
+    "busy": 409,
     # the chat model failed or was too slow: the gateway is fine, what it called is not
     "llm_error": 502,
+    "reply_too_long": 502,
     "llm_timeout": 504,
     "internal_error": 500,
 }
