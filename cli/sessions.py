@@ -14,6 +14,7 @@ from compaction.core.formats import to_openai
 from compaction.core.messages import Message
 from compaction.producers.transcripts import parse_transcript, store_transcript
 from compaction.producers.views import history_rows
+from compaction.service.settings import Settings
 
 
 def register(commands: Any) -> None:
@@ -63,8 +64,14 @@ def read_transcript(path: Path) -> list[Message]:
 
 def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     messages = read_transcript(args.file)
+    settings = Settings()
     session_id = store_transcript(
-        open_store(), messages, session_id=args.session, agent_id=args.agent, source=str(args.file)
+        open_store(settings),
+        settings,
+        messages,
+        session_id=args.session,
+        agent_id=args.agent,
+        source=str(args.file),
     )
     print(session_id, file=out)
     return 0

@@ -159,6 +159,7 @@ class Turns:
         """Who answers the session's model (``session_not_found`` for an unknown session,
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
+        self.ctx.refuse_oversized(session, [message])  # docs/algorithm.md, "Bounds"
         chat_model = self.models.for_model(session.model)
         return chat_model, self._store(session_id, message, session.info.last_seq)
 

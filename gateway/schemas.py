@@ -11,6 +11,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from compaction.core.config import TOKEN_BUDGET_MIN
+from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, Name
+
 View = Literal["compacted", "display", "full"]
 
 
@@ -24,8 +27,8 @@ class Body(BaseModel):
 
 class NewSession(Body):
     id: str | None = Field(None, description="a random id when absent")
-    agent_id: str | None = Field(None, description="created with blank settings if missing")
-    model: str | None = None
+    agent_id: Name | None = Field(None, description="created with blank settings if missing")
+    model: Name | None = None
     messages: list[dict[str, Any]] = Field(
         default_factory=list, description="OpenAI-format messages, stored with the session"
     )
@@ -42,15 +45,17 @@ class AgentUpdate(Body):
     protect_first_n: int | None = None
     token_budget: int | None = Field(
         None,
+        ge=TOKEN_BUDGET_MIN,
+        le=CONTEXT_WINDOW_MAX,
         description="a fixed threshold in tokens instead of the percentage (capped at the "
         "window); null: COMPACTION_TOKEN_BUDGET",
     )
     auxiliary_channel: int | str | None = Field(
         None, description="an auxiliary channel's id or name; null: the default channel"
     )
-    compaction_strategy: str | None = None
-    model: str | None = None
-    context_window: int | None = None
+    compaction_strategy: Name | None = None
+    model: Name | None = None
+    context_window: int | None = Field(None, ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MAX)
 
 
 class NewChannel(Body):

@@ -106,6 +106,13 @@ class AsyncProducers:
             self.producers.request_manual, session_id, focus=focus, context_window=context_window
         )
 
+    async def append_messages(
+        self, session_id: str, messages: Sequence[Message], *, model: str | None = None
+    ) -> list[int]:
+        return await asyncio.to_thread(
+            self.producers.append_messages, session_id, messages, model=model
+        )
+
     async def wait_for_compaction(self, session_id: str, timeout: float = 60.0) -> AnyEvent | None:
         ctx = self.producers
         request_id = await asyncio.to_thread(

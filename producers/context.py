@@ -20,10 +20,10 @@ import redis
 
 from compaction.core.tokens import TextEstimator
 from compaction.producers import aio as twins
-from compaction.producers import commands, ensure, stats, tokens, trigger, wait
+from compaction.producers import bounds, commands, ensure, stats, tokens, trigger, wait
 from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
-from compaction.service.context import SessionContexts
+from compaction.service.context import SessionContext, SessionContexts
 from compaction.service.defaults import Default
 from compaction.service.redis import redis_client
 from compaction.service.settings import Settings
@@ -106,6 +106,21 @@ class Producers:
         return trigger.request_manual(self, session_id, focus=focus, context_window=context_window)
 
     parse_slash_command = staticmethod(commands.parse_slash_command)
+
+    # --- what is written (bounds.py) ---------------------------------------------------------
+
+    def refuse_oversized(self, context: SessionContext, messages: Sequence[Message]) -> None:
+        """``message_too_large`` for a message alone over the session's threshold
+        (docs/algorithm.md, "Bounds"): call it before storing what a user sends."""
+        bounds.refuse_oversized(self.settings, context, messages)
+
+    def append_messages(
+        self, session_id: str, messages: Sequence[Message], *, model: str | None = None
+    ) -> list[int]:
+        """``Store.append_messages`` after ``refuse_oversized`` at the session's threshold
+        (under ``model``'s window when given); returns the new ids."""
+        self.refuse_oversized(self.contexts.resolve(session_id, model=model), messages)
+        return self.store.append_messages(session_id, list(messages))
 
     # --- waiting and the events (wait.py, tokens.py, relay.py) -----------------------------
 

@@ -10,6 +10,8 @@ from compaction.core.errors import InvalidRequest
 from compaction.core.formats import from_openai
 from compaction.core.messages import Message
 from compaction.core.validate import problems
+from compaction.producers.bounds import context_for, refuse_oversized
+from compaction.service.settings import Settings
 from compaction.store import Store, StoredMessage
 
 
@@ -34,6 +36,7 @@ def _open_turn(view: Sequence[StoredMessage]) -> list[Message]:
 
 def store_transcript(
     store: Store,
+    settings: Settings,
     messages: Sequence[Message],
     *,
     session_id: str | None = None,
@@ -45,13 +48,17 @@ def store_transcript(
     """Append ``messages`` to the session, or create it (with its agent, blank settings, if
     missing) holding them; returns its id. ``append=False`` only creates: an existing session
     is a ``Conflict``. Messages that would not make a valid conversation after the stored turn
-    they continue are refused, and nothing is stored."""
+    they continue are refused, and so is a message alone over the session's threshold
+    (``bounds.refuse_oversized``, naming its index): nothing is stored."""
     exists = append and session_id is not None and store.session_exists(session_id)
     context = _open_turn(store.load_history(session_id)) if session_id and exists else []
     broken = problems([*context, *messages], provider="openai")
     if broken:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
         raise InvalidRequest(f"{source}: {broken[0]}{more}; nothing stored")
+    stored = session_id if exists else None
+    session = context_for(settings, store, stored, agent_id=agent_id, model=model)
+    refuse_oversized(settings, session, messages, indexed=True)
     if session_id is not None and exists:
         store.append_messages(session_id, list(messages))
         return session_id

@@ -19,11 +19,12 @@ from compaction.core.config import (
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
 )
-from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, MODEL_MAX_CHARS
+from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
 from compaction.core.errors import InvalidRequest
 from compaction.store.db import Repository, read_session, write_session
 from compaction.store.models import Agent, ModelChannel
 from compaction.store.records import AgentSettings
+from compaction.store.sessions import check_name
 
 
 def validate_agent_settings(
@@ -47,14 +48,16 @@ def validate_agent_settings(
         )
     if strategy is not None and strategy not in STRATEGIES:
         known = " or ".join(repr(s) for s in STRATEGIES)
-        raise InvalidRequest(f"unknown compaction strategy {strategy!r}; expected {known}")
+        # quoted cut short: a refusal never carries a client's 100,000 characters back
+        raise InvalidRequest(f"unknown compaction strategy {strategy[:40]!r}; expected {known}")
 
 
 def _validate_budget(token_budget: int | None) -> None:
-    if token_budget is not None and token_budget < TOKEN_BUDGET_MIN:
-        raise InvalidRequest(
-            f"token budget {token_budget} is out of range: at least {TOKEN_BUDGET_MIN}"
-        )
+    # A budget is a threshold in tokens: never over the largest window (the column is 32-bit).
+    if token_budget is not None and not TOKEN_BUDGET_MIN <= token_budget <= CONTEXT_WINDOW_MAX:
+        low = token_budget < TOKEN_BUDGET_MIN
+        bound = f"at least {TOKEN_BUDGET_MIN}" if low else f"at most {CONTEXT_WINDOW_MAX}"
+        raise InvalidRequest(f"token budget {token_budget} is out of range: {bound}")
 
 
 def _validate_request(model: str | None, context_window: int | None) -> None:
@@ -67,8 +70,7 @@ def _validate_request(model: str | None, context_window: int | None) -> None:
             f"context window {context_window} is out of range: "
             f"{CONTEXT_WINDOW_MIN} to {CONTEXT_WINDOW_MAX}"
         )
-    if model is not None and len(model) > MODEL_MAX_CHARS:
-        raise InvalidRequest(f"a model name is at most {MODEL_MAX_CHARS} characters")
+    check_name(model, "model")
 
 
 def _not_both(label: str, value: object, clear: bool) -> None:
@@ -116,6 +118,7 @@ class Agents(Repository):
         """Create or update an agent's compaction settings: what is given is set, what is
         cleared goes back to the system setting, the rest is kept. Out-of-range values, and a
         value both given and cleared, are refused before anything is written."""
+        check_name(agent_id, "agent id")
         validate_agent_settings(threshold_percent, protect_first_n, strategy)
         _validate_request(model, context_window)
         _validate_budget(token_budget)

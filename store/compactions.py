@@ -237,8 +237,8 @@ class Compactions(Repository):
             return AppliedCompaction(run_id, summary_id, removed, pruned, version)
 
     def record_failed_run(self, run: FailedRun) -> int:
-        """A failed (or skipped) run: the history is untouched; the run and, optionally, the
-        failed event row are recorded."""
+        """A failed (or skipped) run: the history is untouched; the run and, optionally, its
+        failed (or skipped) event row are recorded."""
         session_id = run.origin.session_id
         with write_session(self.factory) as session:
             if session.get(ChatSession, session_id) is None:
@@ -258,7 +258,7 @@ class Compactions(Repository):
             )
             if run.event:
                 payload = {"runId": run_id, "code": run.code, **run.event.payload}
-                _event_row(conn, session_id, "failed", run.event.text, payload)
+                _event_row(conn, session_id, run.status, run.event.text, payload)
             return run_id
 
     def append_event(

@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from compaction.core.contract import MAX_SESSION_ID, valid_session_id
+from compaction.core.contract import NAME_RULE, SESSION_ID_RULE, valid_name, valid_session_id
 from compaction.core.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
 from compaction.core.messages import Message
 from compaction.core.storable import check_storable
@@ -63,9 +63,17 @@ def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> 
 
 
 def check_session_id(session_id: str) -> str:
+    """The one session-id rule (``compaction.core.contract.SESSION_ID_RULE``), for every way a
+    session is created: HTTP, the command line, an import."""
     if not valid_session_id(session_id):
-        raise InvalidRequest(f"a session id is a string of 1 to {MAX_SESSION_ID} characters")
+        raise InvalidRequest(SESSION_ID_RULE)
     return session_id
+
+
+def check_name(value: str | None, label: str) -> None:
+    """An agent id or a model name a column holds (``NAME_RULE``), refused naming ``label``."""
+    if value is not None and not valid_name(value):
+        raise InvalidRequest(f"{label}: {NAME_RULE}")
 
 
 def parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
@@ -210,6 +218,8 @@ class Sessions(Repository):
     def create_agent(
         self, agent_id: str, *, name: str | None = None, model: str | None = None
     ) -> str:
+        check_name(agent_id, "agent id")
+        check_name(model, "model")
         with write_session(self.factory) as session:
             _add_agent(session, agent_id, name=name, model=model)
         return agent_id
@@ -228,6 +238,8 @@ class Sessions(Repository):
         settings (the system's apply), else refused. One transaction: a refused import stores
         no session, no agent."""
         session_id = check_session_id(session_id or uuid.uuid4().hex)
+        check_name(agent_id, "agent id")
+        check_name(model, "model")
         parsed = parse_messages(messages)
         with write_session(self.factory) as session:
             if agent_id is not None and session.get(Agent, agent_id) is None:

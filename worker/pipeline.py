@@ -42,6 +42,7 @@ from compaction.service.context import SessionContext
 from compaction.store.records import (
     AppliedCompaction,
     EventRow,
+    FailedRun,
     RunOrigin,
     StoredMessage,
     compaction_write,
@@ -256,6 +257,8 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
             focus=request.focus,
             counts=loaded.counts,
         )
+        if (skipped := not_smaller(job, history, "history")) is not None:
+            return skipped
         if not loop_follows(history, loaded.config):
             return finish(job, lock, (loaded, history, "history"), summarizer)
         done, applied = commit(job, lock, (loaded, history, "history"), summarizer, "loop")
@@ -271,7 +274,36 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
         history=history,
         counts=loaded.counts,
     )
+    if (skipped := not_smaller(job, result, "loop")) is not None:
+        return skipped
     return finish(job, lock, (loaded, result, "loop"), summarizer)
+
+
+def not_smaller(job: JobRun, result: CompactionResult, stage: Stage) -> AnyEvent | None:
+    """A stage whose result is not smaller than its input is not applied (docs/algorithm.md,
+    "Bounds"): nothing of it is written, the run is recorded as skipped (``not_smaller``, with
+    its "skipped" row for the user's screen) and the request ends with ``compaction_skipped``.
+    ``None``: the result is smaller, apply it."""
+    before, after = result.tokens_before, result.tokens_after
+    if after < before:
+        return None
+    detail = f"the result is ~{after} tokens, not smaller than the {before} it would replace"
+    payload = {"requestId": job.request.request_id, "code": "not_smaller", "stage": stage}
+    job.runtime.store.record_failed_run(
+        FailedRun(
+            origin=job.origin(),
+            code="not_smaller",
+            error=detail,
+            status="skipped",
+            tokens_before=before,
+            durations=dict(result.timings),
+            event=EventRow.of("skipped", payload, job.language, detail),
+        )
+    )
+    skipped = CompactionSkipped(
+        code="not_smaller", detail=detail, stage=stage, **job.event_fields()
+    )
+    return job.finish(skipped, tokens_before=before, tokens_after=after)
 
 
 def finish(

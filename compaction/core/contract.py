@@ -13,7 +13,15 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeGuard
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+)
 from pydantic.alias_generators import to_camel
 
 from compaction.core.errors import ErrorCode, SkipCode
@@ -68,7 +76,17 @@ NAME_PATTERN = rf"^(?:[^\x00-\x1f\x7f\ud800-\udfff]|{_PAIR})*{_END}"
 
 #: a session id's length, for every layer that reads or stores one (the wire models here)
 MAX_SESSION_ID = 128
-SessionId = Annotated[str, Field(min_length=1, max_length=MAX_SESSION_ID, pattern=NAME_PATTERN)]
+# The one session-id rule (docs/architecture.md, "Tables"): the id is a segment of every URL of
+# its session, so "/" (and "\\", which browsers read as "/") would split the path, and "." or
+# ".." is a dot segment URL parsers drop: a session stored under one could never be reached.
+SESSION_ID_PATTERN = rf"^(?!\.\.?{_END})(?:[^\x00-\x1f\x7f/\\\ud800-\udfff]|{_PAIR})*{_END}"
+SESSION_ID_RULE = (
+    f"a session id is 1 to {MAX_SESSION_ID} characters, without control characters, "
+    "'/' or '\\', and not '.' or '..'"
+)
+SessionId = Annotated[
+    str, Field(min_length=1, max_length=MAX_SESSION_ID, pattern=SESSION_ID_PATTERN)
+]
 MAX_REQUEST_ID = 64
 RequestId = Annotated[str, Field(min_length=1, max_length=MAX_REQUEST_ID, pattern=NAME_PATTERN)]
 
@@ -79,10 +97,34 @@ def _name(value: object, longest: int) -> TypeGuard[str]:
     )
 
 
+#: an agent's id, a model's or a channel's name: the columns that hold them are 128 long
+NAME_MAX_CHARS = 128
+NAME_RULE = f"1 to {NAME_MAX_CHARS} characters, without control characters"
+
+
+def valid_name(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is a name a store column holds (``NAME_RULE``): a longer one, or a
+    NUL, is the client's mistake, never the database's (docs/architecture.md, "Tables")."""
+    return _name(value, NAME_MAX_CHARS)
+
+
+def _checked_name(value: str) -> str:
+    if not valid_name(value):
+        raise ValueError(NAME_RULE)
+    return value
+
+
+#: ``NAME_RULE`` as a field type: a refusal names the field and the rule, never the value
+Name = Annotated[str, Field(max_length=NAME_MAX_CHARS), AfterValidator(_checked_name)]
+
+
 def valid_session_id(value: object) -> TypeGuard[str]:
-    """Whether ``value`` is a session id: 1 to ``MAX_SESSION_ID`` characters, none of them a
-    control character or a lone surrogate."""
-    return _name(value, MAX_SESSION_ID)
+    """Whether ``value`` is a session id (``SESSION_ID_RULE``)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_SESSION_ID
+        and bool(re.match(SESSION_ID_PATTERN, value))
+    )
 
 
 def readable_ids(data: object) -> tuple[str | None, str | None]:
@@ -184,11 +226,15 @@ class CompactionFailed(Event):
 
 
 class CompactionSkipped(Event):
-    """Not a failure: another run holds the session, or the same request is already pending."""
+    """Not a failure: another run holds the session, the same request is already pending, or a
+    stage's result was not smaller than its input (``not_smaller``: not applied)."""
 
     type: Literal["compaction_skipped"] = "compaction_skipped"
     code: SkipCode
     detail: str | None = None
+    #: the stage whose result was not applied (``not_smaller``); absent when the request
+    #: stopped before any stage began
+    stage: Stage | None = None
 
 
 class TokenUsage(Camel):

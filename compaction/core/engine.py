@@ -16,7 +16,6 @@ from compaction.core.boundaries import bounds_for, compactable, head_end, summar
 from compaction.core.config import CompactionConfig
 from compaction.core.errors import (
     InvalidRequest,
-    MessageTooLarge,
     NothingToCompact,
     SystemPromptTooLarge,
 )
@@ -194,9 +193,10 @@ def _pruned_only(
 def _cut(
     measured: _Measured, pruned: _Pruned, head: int, config: CompactionConfig, reason: Reason
 ) -> _Cut:
-    """Phase 2; refuses a kept message over the threshold and a middle too small to summarize.
-    ``/compact`` always compacts: when the tail budget covers the whole middle, the tail
-    shrinks to its minimum (docs/architecture.md, "The algorithm", phase 2)."""
+    """Phase 2; refuses a middle too small to summarize. ``/compact`` always compacts: when the
+    tail budget covers the whole middle, the tail shrinks to its minimum (docs/architecture.md,
+    "The algorithm", phase 2). A kept message alone over the threshold stays whole and the
+    middle is summarized around it (docs/algorithm.md, "Bounds")."""
     items, counts, at = pruned.items, pruned.counts, pruned.at
     bounds = bounds_for(items, counts, config, tail_budget=config.tail_token_budget)
     if reason == "manual" and not summarizable(items[bounds.head_end : bounds.tail_start]):
@@ -208,12 +208,6 @@ def _cut(
         items = [*measured.items[:start], *items[start:]]
         counts = [*measured.counts[:start], *counts[start:]]
         at = [i for i in at if i >= start]
-    largest = max([*range(start), *range(end, len(items))], key=counts.__getitem__, default=None)
-    if largest is not None and counts[largest] >= config.threshold_tokens:
-        raise MessageTooLarge(
-            f"message {largest} alone is ~{counts[largest]} tokens, over the threshold of "
-            f"{config.threshold_tokens}; split it"
-        )
     cut = _Cut(items, counts, start, end, at)
     if not summarizable(cut.middle):
         raise NothingToCompact(

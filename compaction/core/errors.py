@@ -10,7 +10,7 @@ code never changes once published.
 | `invalid_request` | malformed input: a message, a request field, a transcript file |
 | `invalid_config` | a setting or a configuration value outside its documented range |
 | `nothing_to_compact` | fewer than two messages between the protected head and the tail |
-| `message_too_large` | one message that must be kept is alone over the threshold |
+| `message_too_large` | a message written is alone over the session's threshold: split it |
 | `system_prompt_too_large` | the system prompt alone reaches the threshold |
 | `summary_too_short` | the auxiliary model returned an empty or too short summary |
 | `summary_too_long` | the auxiliary model's summary is over twice `summary_max_tokens` |
@@ -34,7 +34,7 @@ code never changes once published.
 session), `already_pending` (the session is already queued), `suppressed` (the last two
 compactions each saved under 10%), `below_threshold` (an auto request under the threshold),
 `nothing_to_compact` (an auto request for a session with nothing between its protected head and
-its minimal tail).
+its minimal tail), `not_smaller` (a stage's result is not smaller than its input: not applied).
 """
 
 from __future__ import annotations
@@ -70,7 +70,12 @@ ErrorCode = Literal[
     "io_error",
 ]
 SkipCode = Literal[
-    "lock_held", "already_pending", "suppressed", "below_threshold", "nothing_to_compact"
+    "lock_held",
+    "already_pending",
+    "suppressed",
+    "below_threshold",
+    "nothing_to_compact",
+    "not_smaller",
 ]
 
 
@@ -115,8 +120,8 @@ class NothingToCompact(CompactionError):
 
 
 class MessageTooLarge(CompactionError):
-    """One message that must be kept is alone larger than the threshold (docs/architecture.md,
-    "Error codes")."""
+    """A message alone at or over its session's threshold, refused where it is written
+    (docs/algorithm.md, "Bounds"): no compaction could make room for it."""
 
     code = "message_too_large"
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 #: the rows a run leaves (``metadata.event``)
-EventName = Literal["start", "done", "failed", "restored"]
+EventName = Literal["start", "done", "failed", "skipped", "restored"]
 
 
 def event_text(
@@ -27,6 +27,11 @@ def event_text(
         return _done(zh, metadata)
     if event == "failed":
         return _failed(zh, str(metadata.get("code", "internal_error")), error)
+    if event == "skipped":  # a stage's result not applied (docs/algorithm.md, "Bounds")
+        code = metadata.get("code", "not_smaller")
+        if zh:
+            return f"压缩未应用 [{code}]：结果并不比原内容小，历史保持不变"
+        return f"Compaction not applied [{code}]: the result was not smaller; history unchanged"
     messages, pruned = metadata.get("restoredMessages", 0), metadata.get("restoredPruned", 0)
     if zh:
         return f"已撤销压缩 · 恢复 {messages} 条消息 · {pruned} 条工具输出还原"

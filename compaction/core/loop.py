@@ -21,7 +21,7 @@ from compaction.core.assembly import ORPHAN_RESULT, assemble
 from compaction.core.boundaries import RECENT_STEPS, loop_bounds, summarizable
 from compaction.core.config import CompactionConfig
 from compaction.core.engine import CompactionResult, Reason, checked_counts
-from compaction.core.errors import MessageTooLarge, NothingToCompact
+from compaction.core.errors import NothingToCompact
 from compaction.core.messages import Message
 from compaction.core.prompts import Language, summary_language
 from compaction.core.prompts_loop import LOOP, is_loop_summary
@@ -61,7 +61,8 @@ def compact_loop(
     ``keep_recent_steps`` recent steps are kept, more while they fit the tail budget; the
     stored ``previous_loop_summary`` wins over one found at the start of the loop; ``counts``
     are the messages' estimates when the caller has them. Raises ``NothingToCompact`` (no older
-    part) or ``MessageTooLarge`` (the request or a kept message over the threshold)."""
+    part). A kept message alone over the threshold (the request, a recent step) stays whole and
+    the older steps are summarized around it (docs/algorithm.md, "Bounds")."""
     clock = PhaseClock()
     items = list(messages)
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
@@ -136,10 +137,4 @@ def _bounds(
         raise NothingToCompact(
             f"the loop before its {steps} most recent step(s) holds {end - start} message(s)"
         )
-    for index in [bounds.request, *range(end, len(items))]:
-        if counts[index] >= config.threshold_tokens:
-            raise MessageTooLarge(
-                f"message {index} alone is ~{counts[index]} tokens, over the threshold of "
-                f"{config.threshold_tokens}; split it"
-            )
     return start, end, steps

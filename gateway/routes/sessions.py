@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, status
 
+from compaction.core.contract import Name
 from compaction.gateway.deps import ProducersDep, StoreDep
 from compaction.gateway.responses import (
     ContextStats,
@@ -44,6 +45,7 @@ def create_session(ctx: ProducersDep, body: NewSession) -> CreatedSession:
     messages = parse_transcript(body.messages, "messages")
     session_id = store_transcript(
         ctx.store,
+        ctx.settings,
         messages,
         session_id=body.id,
         agent_id=body.agent_id,
@@ -64,13 +66,13 @@ def get_session(ctx: ProducersDep, session_id: SessionId) -> SessionItem:
 
 @router.post("/api/sessions/{session_id}/import")
 def import_transcript(
-    store: StoreDep,
+    ctx: ProducersDep,
     session_id: SessionId,
     transcript: Annotated[
         list[dict[str, Any]], Body(description="an OpenAI-format JSON list of messages")
     ],
     agent_id: Annotated[
-        str | None, Query(alias="agentId", description="a new session's agent")
+        Name | None, Query(alias="agentId", description="a new session's agent")
     ] = None,
 ) -> Imported:
     """Append a transcript (the session is created if missing), as ``compaction import
@@ -78,7 +80,12 @@ def import_transcript(
     refused whole, nothing stored."""
     messages = parse_transcript(transcript, "the body")
     stored = store_transcript(
-        store, messages, session_id=session_id, agent_id=agent_id, source="the body"
+        ctx.store,
+        ctx.settings,
+        messages,
+        session_id=session_id,
+        agent_id=agent_id,
+        source="the body",
     )
     return Imported(id=stored, imported=len(messages))
 

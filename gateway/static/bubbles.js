@@ -181,7 +181,9 @@ const stageKey = (info) => `${info.requestId}/${stageOf(info)}`;
 export function renderMessages(container, rows, runs = new Map()) {
   const events = rows.filter(isEventRow).map((r) => r.metadata);
   const done = new Set(events.filter((m) => m.event === "done").map(stageKey));
-  const failed = new Set(events.filter((m) => m.event === "failed").map((m) => m.requestId));
+  // a skipped row (a stage's result not applied) ends its request like a failed one
+  const endsRequest = (m) => m.event === "failed" || m.event === "skipped";
+  const failed = new Set(events.filter(endsRequest).map((m) => m.requestId));
   const nodes = [];
   for (const row of rows) {
     if (!isEventRow(row)) {

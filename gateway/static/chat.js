@@ -83,17 +83,20 @@ function onMessage(ctx, row) {
 
 function onCompaction(ctx, event, info) {
   const { state } = ctx;
-  // A skip never ends a running compaction (it names a request that did not start).
+  // A skip ends a running compaction only when it names its stage (`not_smaller`: the stage
+  // ran, its result was not applied); any other names a request that did not start.
+  const ends = info.state !== "skipped" || Boolean(event.stage);
   if (info.state === "start") {
     state.compacting.set(event.requestId || "?", info.stage || "history");
   }
   // a done naming the next stage leaves its request running (docs/architecture.md, "Events")
-  else if (info.state !== "skipped" && !event.nextStage) {
+  else if (ends && !event.nextStage) {
     const known = state.compacting.delete(event.requestId) || state.compacting.delete("?");
     if (!known) state.compacting.clear(); // started before this page listened
   }
-  // auto skips happen on every busy turn; only a skip the user asked for is shown
-  if (info.state !== "skipped" || event.reason !== "auto") {
+  // auto skips happen on every busy turn; only a skip the user asked for, or one that ends a
+  // stage, is shown
+  if (info.state !== "skipped" || event.reason !== "auto" || ends) {
     placeEvent($("messages"), info);
     scrollToEnd();
   }

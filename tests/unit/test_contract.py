@@ -15,14 +15,22 @@ from compaction.core.contract import (
 )
 
 
-@pytest.mark.parametrize("value", ["s", "s" * MAX_SESSION_ID, "tenant:chat/1", "s-\U0001f600"])
+@pytest.mark.parametrize(
+    "value", ["s", "s" * MAX_SESSION_ID, "tenant:chat:1", "s-\U0001f600", "...", ".env"]
+)
 def test_session_id_accepted_by_the_check_and_the_wire_models(value: str) -> None:
     assert valid_session_id(value)
     assert CompactionStart(session_id=value).session_id == value
 
 
 @pytest.mark.parametrize(
-    "value", ["", "s" * (MAX_SESSION_ID + 1), None, 7, "s\x00", "s\n", "s\x7f", "s\ud800"]
+    "value",
+    # "/" and "\\" split a URL's path, "." and ".." are dot segments URL parsers drop: no URL
+    # would reach the session (docs/architecture.md, "Tables")
+    [
+        *("", "s" * (MAX_SESSION_ID + 1), None, 7, "s\x00", "s\n", "s\x7f", "s\ud800"),
+        *("tenant:chat/1", "a\\b", ".", ".."),
+    ],
 )
 def test_session_id_refused_by_the_check_and_the_wire_models(value: object) -> None:
     assert not valid_session_id(value)

@@ -8,7 +8,6 @@ from compaction import (
     CompactionConfig,
     InvalidRequest,
     Message,
-    MessageTooLarge,
     NothingToCompact,
     SummaryTooLong,
     SummaryTooShort,
@@ -26,12 +25,17 @@ def test_system_prompt_too_large() -> None:
     assert err.value.code == "system_prompt_too_large"
 
 
-def test_message_too_large_when_a_kept_message_alone_passes_the_threshold() -> None:
-    messages = [*conversation(6), Message(role="user", content="p" * 200_000, id=99)]
+@pytest.mark.parametrize("reason", ["auto", "manual"])
+def test_a_kept_message_alone_over_the_threshold_is_compacted_around(reason: str) -> None:
+    """docs/algorithm.md, "Bounds": kept whole where it must be kept, the rest summarized."""
+    huge = Message(role="user", content="p" * 200_000, id=99)
+    messages = [*conversation(6), huge]
     summarizer = FakeSummarizer()
-    with pytest.raises(MessageTooLarge) as err:
-        compact(messages, CompactionConfig(context_window=20_000), summarizer, reason="manual")
-    assert err.value.code == "message_too_large" and summarizer.requests == []
+    config = CompactionConfig(context_window=20_000)
+    result = compact(messages, config, summarizer, reason=reason)  # type: ignore[arg-type]
+    assert result.summarized and len(summarizer.requests) == 1
+    assert result.messages[-1] == huge and result.removed_count > 0
+    assert result.tokens_after < result.tokens_before
 
 
 def test_nothing_to_compact_for_a_short_conversation() -> None:

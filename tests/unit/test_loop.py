@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from compaction import CompactionConfig, MessageTooLarge, NothingToCompact
+from compaction import CompactionConfig, NothingToCompact
 from compaction.core.assembly import ORPHAN_RESULT
 from compaction.core.loop import RECENT_STEPS, compact_loop, is_loop_summary
 from compaction.core.messages import Message, ToolCall
@@ -190,11 +190,14 @@ def test_only_an_earlier_summary_before_the_recent_steps_is_nothing_to_compact()
         compact_loop(first.messages, CONFIG, FakeSummarizer(), keep_recent_steps=6)
 
 
-def test_a_recent_step_over_the_threshold_is_refused() -> None:
+def test_a_recent_step_over_the_threshold_is_kept_and_the_older_steps_compact() -> None:
+    """docs/algorithm.md, "Bounds": the step stays whole, the steps before it are summarized."""
     huge = [assistant("dump", "big"), tool("y" * 12_000, "big")]
     messages = numbered([system(), user(REQUEST), *steps(10), *huge])
-    with pytest.raises(MessageTooLarge):
-        compact_loop(messages, CONFIG, FakeSummarizer())
+    result = compact_loop(messages, CONFIG, FakeSummarizer())
+    assert result.summarized and result.messages[-2:] == messages[-2:]
+    assert result.tokens_after < result.tokens_before
+    assert problems(result.messages, provider="openai") == []
 
 
 def test_is_loop_summary_needs_the_flag_and_the_marker() -> None:
