@@ -5,6 +5,9 @@ The default worker class runs jobs in its own process (RQ's ``SimpleWorker``): a
 job against about 23 ms for the forking ``Worker`` on these machines, and its auxiliary clients
 stay warm between jobs (``benchmarks/worker.py`` measures both). ``--fork`` isolates each job in
 a child process instead. ``--pool N`` runs N such workers.
+
+Every worker, busy or idle, also watches for requests whose worker died (``worker.inflight``:
+``watching``), so such a request ends within the lock's TTL whether or not another comes.
 """
 
 from __future__ import annotations
@@ -22,12 +25,28 @@ from rq.worker_pool import WorkerPool
 from compaction.service import logs
 from compaction.service.redis import redis_client
 from compaction.service.settings import Settings
-from compaction.worker import metrics
+from compaction.worker import inflight, metrics
 from compaction.worker.rq_guard import WORKER_OPTIONS, ForkingWorker
-from compaction.worker.runtime import Runtime, install
+from compaction.worker.runtime import Runtime, current, install
 
 log = logs.get_logger("compaction.worker")
 MAX_BACKOFF_S = 10.0
+
+
+class WatchingWorker(SimpleWorker):
+    """RQ's ``SimpleWorker``, watching for dead workers' requests while it works."""
+
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        with inflight.watching(current()):
+            return super().work(*args, **kwargs)
+
+
+class WatchingForkingWorker(ForkingWorker):
+    """``ForkingWorker``, watching (in the worker, not its work horses) while it works."""
+
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        with inflight.watching(current()):
+            return super().work(*args, **kwargs)
 
 
 def register(commands: Any) -> None:
@@ -59,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _work(args: argparse.Namespace, settings: Settings) -> int:
     connection = redis_client(settings.redis_url)
-    worker_class = ForkingWorker if args.fork else SimpleWorker
+    worker_class = WatchingForkingWorker if args.fork else WatchingWorker
     if args.pool > 1:
         pool = WorkerPool(
             [settings.queue_name],

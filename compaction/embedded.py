@@ -89,10 +89,15 @@ class Stack:
 
 @contextmanager
 def running(
-    settings: Settings, *, client_factory: ClientFactory | None = None, thread: bool = True
+    settings: Settings,
+    *,
+    client_factory: ClientFactory | None = None,
+    thread: bool = True,
+    offline_without_channel: bool = False,
 ) -> Iterator[Stack]:
     """The stack on ``settings.database_url`` (migrated here) and a fresh in-process Redis;
-    the worker's runtime installed (its auxiliary clients from ``client_factory`` when given)
+    the worker's runtime installed (its auxiliary clients from ``client_factory`` when given;
+    with ``offline_without_channel``, the offline summarizer while no channel is configured)
     and, with ``thread``, a worker thread running; all of it stopped when the block ends."""
     upgrade(settings.database_url)
     engine = make_engine(settings.database_url)
@@ -109,6 +114,7 @@ def running(
             redis=client,
             publisher=publisher,
             client_factory=client_factory,
+            offline_without_channel=offline_without_channel,
         )
     )
     worker = InProcessWorker(client, settings.queue_name) if thread else None

@@ -14,7 +14,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import fakeredis.aioredis
 
@@ -54,13 +53,15 @@ class Embedded:
 
 
 def embedded_settings(settings: Settings, folder: Path) -> Settings:
-    """The demo's defaults over ``settings``: the SQLite file in ``folder``; the offline
-    summarizer answers while no auxiliary channel is configured, unless the user chose
-    ``COMPACTION_FALLBACK_SUMMARY`` themselves."""
-    overrides: dict[str, Any] = {"database_url": f"sqlite:///{folder / 'gateway.db'}"}
-    if "fallback_summary" not in settings.model_fields_set:
-        overrides["fallback_summary"] = True
-    return settings.model_copy(update=overrides)
+    """The demo's defaults over ``settings``: the SQLite file in ``folder``."""
+    return settings.model_copy(update={"database_url": f"sqlite:///{folder / 'gateway.db'}"})
+
+
+def offline_without_channel(settings: Settings) -> bool:
+    """The offline summarizer answers while no auxiliary channel is configured, and only then
+    (a channel the user added that fails fails the request), unless the user chose
+    ``COMPACTION_FALLBACK_SUMMARY`` themselves (docs/architecture.md, "The gateway")."""
+    return "fallback_summary" not in settings.model_fields_set
 
 
 def import_bundled(store: Store, bundled: Sequence[Bundled]) -> list[str]:
@@ -80,7 +81,8 @@ def embedded(
     stopped and the temporary folder removed when the block ends."""
     folder = Path(tempfile.mkdtemp(prefix="compaction-gateway-"))
     try:
-        with running(embedded_settings(settings, folder)) as stack:
+        offline = offline_without_channel(settings)
+        with running(embedded_settings(settings, folder), offline_without_channel=offline) as stack:
             yield Embedded(
                 Resources(
                     settings=stack.settings,

@@ -31,6 +31,12 @@ def running_key(prefix: str, session_id: str) -> str:
     return f"{prefix}:running:{session_id}"
 
 
+def running_index(prefix: str) -> str:
+    """The sessions that may hold a running record: what the workers' watch reads
+    (docs/architecture.md, "A worker that dies")."""
+    return f"{prefix}:running"
+
+
 def upgrade_key(prefix: str, session_id: str) -> str:
     """A ``/compact`` waiting for the queued auto request it upgraded (docs/architecture.md,
     "The job"): a hash, ``for`` (the queued request's id) and ``request`` (the manual request's

@@ -43,6 +43,8 @@ class Reply:
     trickle_s: float = 0.0
     #: the same for the status line and the headers
     head_trickle_s: float = 0.0
+    #: headers sent besides the content type and length (``retry-after-ms``: a server's wait)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -52,6 +54,8 @@ class Recorded:
     body: dict[str, Any]
     #: the body's size in bytes, as sent
     size: int = 0
+    #: when it arrived (``time.monotonic()``): the gaps between retries
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -133,6 +137,7 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             headers = {"content-type": reply.content_type, "content-length": str(len(data))}
             if status == 429:
                 headers["retry-after"] = "0"
+            headers.update(reply.headers)
             phrase = self.responses.get(status, ("",))[0]
             head = f"HTTP/1.1 {status} {phrase}\r\n"
             head += "".join(f"{name}: {value}\r\n" for name, value in headers.items()) + "\r\n"

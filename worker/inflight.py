@@ -11,12 +11,18 @@ the "failed" row that ends its "compacting" row:
   its own in one command);
 - a worker that knows the job's process is dead (RQ's maintenance found the job abandoned, or
   a work horse died; ``worker.rq_guard``); it also frees the session's lock when the dead job
-  still holds it.
+  still holds it;
+- any live worker's watch (``watching``): every second or so it reads the records of the
+  sessions in ``<prefix>:running`` and takes each one whose lock is no longer its token. The
+  heartbeat renews a live job's lock every third of its TTL, so an expired lock means a dead
+  job: its request ends within the lock's TTL and a second, with no other request of the
+  session and no RQ maintenance.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +36,7 @@ from compaction.core.contract import CompactionFailed, CompactionRequested
 from compaction.core.errors import CompactionError
 from compaction.core.prompts import summary_language
 from compaction.service import logs
-from compaction.service.keys import lock_key, running_key
+from compaction.service.keys import lock_key, running_index, running_key
 from compaction.service.redis import text
 from compaction.store.records import EventRow, FailedRun, RunOrigin
 from compaction.worker import metrics
@@ -42,10 +48,18 @@ log = logs.get_logger("compaction.job")
 #: the job's timeout plus a few minutes, and keeps a failed job a day
 RECORD_TTL_S = 86_400
 
+#: how often a worker's watch looks, at most (a third of a shorter lock TTL)
+WATCH_PERIOD_S = 1.0
+
 # Compare-and-delete: the record (or the lock) goes only while it still holds what the caller
 # read, so a record swapped in by the next job meanwhile is never taken.
 _DELETE_IF = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+# A session leaves the index only while it has no record: one written meanwhile keeps it there.
+_FORGET_IF_GONE = """
+if redis.call('EXISTS', KEYS[2]) == 0 then return redis.call('SREM', KEYS[1], ARGV[1]) end
 return 0
 """
 
@@ -90,10 +104,12 @@ def tracked(runtime: Runtime, record: InFlight) -> Iterator[None]:
     """Record ``record`` while the block runs (the job holds the session's lock), answering the
     request of a job that died holding it before. Best effort: without Redis the job fails
     anyway, and a record left behind is answered as lost."""
-    key = running_key(runtime.settings.channel_prefix, record.request.session_id)
+    prefix, session_id = runtime.settings.channel_prefix, record.request.session_id
+    key = running_key(prefix, session_id)
     raw = record.dumps()
     try:
         previous = runtime.redis.set(key, raw, ex=RECORD_TTL_S, get=True)
+        runtime.redis.sadd(running_index(prefix), session_id)  # after the record: see sweep
         lost = InFlight.loads(previous) if isinstance(previous, bytes | str) else None
         if lost is not None and _other_request(lost.request, record.request):
             report_lost(runtime, lost)
@@ -126,6 +142,55 @@ def claim(runtime: Runtime, session_id: str, request_id: str) -> InFlight | None
         return None  # the next job of the session took it first
     _delete_if(runtime.redis, lock_key(prefix, session_id), record.token)
     return record
+
+
+@contextmanager
+def watching(runtime: Runtime) -> Iterator[None]:
+    """While the block runs, a thread answers the requests of dead workers (``sweep``) every
+    ``WATCH_PERIOD_S`` or third of the lock's TTL, whichever is shorter."""
+    stop = threading.Event()
+    period = min(WATCH_PERIOD_S, runtime.settings.lock_ttl_s / 3)
+
+    def watch() -> None:
+        while not stop.wait(period):
+            try:
+                sweep(runtime)
+            except Exception as err:  # Redis away, a bug: the next look tries again
+                log.warning("in-flight watch failed", error=str(err)[:300])
+
+    thread = threading.Thread(target=watch, name="compaction-inflight-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=period + 1)
+
+
+def sweep(runtime: Runtime) -> int:
+    """Answer each request whose record outlived its lock (its worker died); how many. The
+    record is taken with compare-and-delete, so of the watches, the dead job's next job and RQ's
+    maintenance, one alone answers it."""
+    prefix = runtime.settings.channel_prefix
+    index = running_index(prefix)
+    answered = 0
+    for member in runtime.redis.smembers(index):
+        session_id = text(member)
+        key = running_key(prefix, session_id)
+        raw = runtime.redis.get(key)
+        if not isinstance(raw, bytes | str):
+            runtime.redis.eval(_FORGET_IF_GONE, 2, index, key, session_id)
+            continue
+        record = InFlight.loads(raw)
+        if record is None or record.request.session_id != session_id:
+            continue  # not a record of ours: left to its TTL
+        holder = runtime.redis.get(lock_key(prefix, session_id))
+        if isinstance(holder, bytes | str) and text(holder) == record.token:
+            continue  # its job is alive: its heartbeat renews the lock
+        if _delete_if(runtime.redis, key, text(raw)):
+            report_lost(runtime, record)
+            answered += 1
+    return answered
 
 
 def report_lost(runtime: Runtime, lost: InFlight) -> None:

@@ -50,7 +50,7 @@ from compaction.store.records import (
 from compaction.worker import metrics, updates
 from compaction.worker.lock import SessionLock
 from compaction.worker.runtime import Runtime
-from compaction.worker.summarizers import ChannelSummarizer
+from compaction.worker.summarizers import ChannelSummarizer, Written
 
 log = logs.get_logger("compaction.job")
 
@@ -185,10 +185,11 @@ def write(
     job: JobRun,
     loaded: Loaded,
     result: CompactionResult,
-    summarizer: ChannelSummarizer,
+    written: Written,
     stage: Stage,
 ) -> AppliedCompaction:
     """The stage's result and its done row, in one transaction fenced by the version loaded."""
+    by = {"summarizer": written.summarizer} if written.summarizer else {}
     done = EventRow.of(
         "done",
         {
@@ -197,11 +198,12 @@ def write(
             "removedCount": result.removed_count,
             "tokensBefore": result.tokens_before,
             "tokensAfter": result.tokens_after,
+            **by,
         },
         result.language,
     )
     plan = compaction_write(
-        loaded.view, result, job.origin(), loaded.version, model=summarizer.model, event=done
+        loaded.view, result, job.origin(), loaded.version, model=written.model, event=done
     )
     return job.runtime.store.apply_compaction(plan)
 
@@ -221,7 +223,8 @@ def commit(
     if result.timings:
         job.fields["phases"] = {k: round(v, 4) for k, v in result.timings.items()}
     lock.check()
-    applied = write(job, loaded, result, summarizer, name)
+    written = summarizer.written()
+    applied = write(job, loaded, result, written, name)
     done = CompactionDone(
         stage=name,
         next_stage=next_stage,
@@ -231,6 +234,7 @@ def commit(
         tokens_after=result.tokens_after,
         pruned_count=applied.pruned_count,
         run_id=applied.run_id,
+        summarizer=written.summarizer,
         **job.event_fields(),
     )
     return done, applied

@@ -35,6 +35,9 @@ class Runtime:
     redis: redis.Redis
     publisher: EventPublisher
     client_factory: ClientFactory | None = None
+    #: the offline summarizer answers while no auxiliary channel is configured, and only then
+    #: (the embedded mode: ``worker.summarizers``); a configured channel that fails fails
+    offline_without_channel: bool = False
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     _clients: dict[tuple[object, ...], ChatClient] = field(default_factory=dict, repr=False)
     _channels: dict[str | None, tuple[ChannelConfig, float]] = field(

@@ -1,12 +1,19 @@
 """The summarizer a job uses: the session's auxiliary channel, resolved on first use (an auto
-request that pruning alone settles never needs one), with the opt-in extractive fallback."""
+request that pruning alone settles never needs one), and the offline extractive summarizer where
+it may stand in (docs/architecture.md, "The algorithm"): while no auxiliary channel is configured,
+in the embedded mode (``Runtime.offline_without_channel``) or with ``COMPACTION_FALLBACK_SUMMARY``;
+after the model failed or its summary was refused, only with ``COMPACTION_FALLBACK_SUMMARY``.
+Whichever wrote a stage's summary is said on its done event, its row and its run record."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
+from compaction.core.contract import SummaryWriter
 from compaction.core.engine import SummaryRequest
 from compaction.core.errors import (
+    CompactionError,
     LlmError,
     LlmTimeout,
     NoAuxiliaryModel,
@@ -20,6 +27,17 @@ from compaction.worker.runtime import Runtime
 
 log = logs.get_logger(__name__)
 
+#: the run record's model when the offline summarizer wrote the summary
+OFFLINE_MODEL = "extractive-fallback"
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """Who wrote a stage's summary (``None``: no summary) and the model its run record names."""
+
+    summarizer: SummaryWriter | None
+    model: str | None
+
 
 class ChannelSummarizer:
     def __init__(self, runtime: Runtime, agent_id: str | None) -> None:
@@ -27,7 +45,8 @@ class ChannelSummarizer:
         self.agent_id = agent_id
         self._llm: LlmSummarizer | None = None
         self.model: str | None = None
-        self.fell_back = False
+        #: who wrote the summaries of the stage at hand (``written`` starts the next one)
+        self._writers: set[SummaryWriter] = set()
 
     @property
     def calls(self) -> int:
@@ -41,16 +60,31 @@ class ChannelSummarizer:
         return self._llm
 
     def summarize(self, request: SummaryRequest) -> Completion | str:
+        fallback = self.runtime.settings.fallback_summary
         try:
             reply = self._summarizer().summarize(request)
-            if self.runtime.settings.fallback_summary:
+            if fallback:
                 request.accepted(reply.text)  # one the engine would refuse: fall back instead
-            return reply
-        except (LlmError, LlmTimeout, NoAuxiliaryModel, SummaryTooShort, SummaryTooLong) as err:
-            if not self.runtime.settings.fallback_summary:
+        except NoAuxiliaryModel as err:
+            if not (fallback or self.runtime.offline_without_channel):
                 raise
-            # No channel at all is a configuration (the demo's); a failing one is news.
-            level = logging.INFO if isinstance(err, NoAuxiliaryModel) else logging.WARNING
-            log.log(level, "extractive fallback summary", code=err.code)
-            self.fell_back, self.model = True, "extractive-fallback"
-            return OfflineSummarizer().summarize(request)
+            return self._offline(request, err, logging.INFO)  # a configuration (the demo's)
+        except (LlmError, LlmTimeout, SummaryTooShort, SummaryTooLong) as err:
+            if not fallback:
+                raise
+            return self._offline(request, err, logging.WARNING)  # a failing channel is news
+        self._writers.add("model")
+        return reply
+
+    def _offline(self, request: SummaryRequest, err: CompactionError, level: int) -> str:
+        log.log(level, "extractive fallback summary", code=err.code)
+        self._writers.add("offline")
+        return OfflineSummarizer().summarize(request)
+
+    def written(self) -> Written:
+        """Who wrote the stage's summary: ``offline`` when any part of it was the extractive
+        summary. Called once per stage, as it is written; the next stage starts afresh."""
+        writers, self._writers = self._writers, set()
+        if "offline" in writers:
+            return Written("offline", OFFLINE_MODEL)
+        return Written("model" if writers else None, self.model)

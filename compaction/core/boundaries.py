@@ -102,7 +102,9 @@ def compactable(
     (docs/architecture.md, "The algorithm"). The producers ask it before enqueueing; ``counts``
     (``token_counts``) when the caller has them already."""
     counts = token_counts(messages, config) if counts is None else counts
-    return history_compactable(messages, counts, config) or loop_compactable(messages, counts)
+    return history_compactable(messages, counts, config) or loop_compactable(
+        messages, counts, protect_first_n=config.protect_first_n
+    )
 
 
 def history_compactable(
@@ -116,11 +118,18 @@ def history_compactable(
 
 
 def loop_compactable(
-    messages: Sequence[Message], counts: Sequence[int], *, budget: int = 0, keep: int = RECENT_STEPS
+    messages: Sequence[Message],
+    counts: Sequence[int],
+    *,
+    protect_first_n: int,
+    budget: int = 0,
+    keep: int = RECENT_STEPS,
 ) -> bool:
-    """Older steps before the recent ones (at least ``keep``, more while they fit ``budget``):
-    the loop stage."""
-    bounds = loop_bounds(messages, counts, budget=budget, keep=keep)
+    """Older steps after the protected head and before the recent ones (at least ``keep``, more
+    while they fit ``budget``): the loop stage."""
+    bounds = loop_bounds(
+        messages, counts, budget=budget, keep=keep, protect_first_n=protect_first_n
+    )
     return bounds is not None and summarizable(messages[bounds.start : bounds.end])
 
 
@@ -133,16 +142,23 @@ class LoopBounds:
 
 
 def loop_bounds(
-    messages: Sequence[Message], counts: Sequence[int], *, budget: int, keep: int
+    messages: Sequence[Message],
+    counts: Sequence[int],
+    *,
+    budget: int,
+    keep: int,
+    protect_first_n: int,
 ) -> LoopBounds | None:
     """The loop's older part and its recent steps: whole steps (a message and the tool results
     after it) counted back from the end, at least ``keep``, more while they fit ``budget``.
-    An execution summary right after the request is part of the older part (folded into the
-    next one), never a step. ``None`` without a real user request."""
+    The older part starts after the request and after the protected head (``head_end``: on a
+    single-request agent the first steps are in it, and stay verbatim as in the history stage).
+    An execution summary at its start is part of it (folded into the next one), never a step.
+    ``None`` without a real user request."""
     request = last_real_user_index(messages)
     if request is None:
         return None
-    start = request + 1
+    start = max(request + 1, head_end(messages, protect_first_n))
     floor = start + 1 if start < len(messages) and messages[start].is_summary else start
     at, total, steps = len(messages), 0, 0
     while at > floor:

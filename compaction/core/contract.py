@@ -30,6 +30,10 @@ Reason = Literal["auto", "manual"]
 #: the segment a run compacts (docs/architecture.md, "Events"): the history before the current
 #: request, or the current request's tool loop
 Stage = Literal["history", "loop"]
+#: who wrote a stage's summary (docs/architecture.md, "Events"): the auxiliary model, or the
+#: offline extractive summarizer (no channel configured, or COMPACTION_FALLBACK_SUMMARY after the
+#: model failed), which the user's screen must tell apart
+SummaryWriter = Literal["model", "offline"]
 SCHEMA_VERSION: Literal[1] = 1
 
 
@@ -215,6 +219,8 @@ class CompactionDone(Event):
     pruned_count: int = 0
     run_id: int | None = None
     estimated: bool = True
+    #: who wrote the summary; absent when none was written (pruning alone was enough)
+    summarizer: SummaryWriter | None = None
 
 
 class CompactionFailed(Event):

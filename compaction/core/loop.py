@@ -127,11 +127,14 @@ def _bounds(
     """``(start, end, steps)``: ``items[start:end]`` is the loop's older part, ``items[end:]``
     the ``steps`` recent steps kept verbatim. ``/compact`` always compacts: when the tail budget
     holds the whole loop, only ``keep`` steps stay."""
-    bounds = loop_bounds(items, counts, budget=config.tail_token_budget, keep=keep)
+    head = config.protect_first_n
+    bounds = loop_bounds(
+        items, counts, budget=config.tail_token_budget, keep=keep, protect_first_n=head
+    )
     if bounds is None:
         raise NothingToCompact("no user request: the loop is what follows the latest one")
     if reason == "manual" and not summarizable(items[bounds.start : bounds.end]):
-        bounds = loop_bounds(items, counts, budget=0, keep=keep) or bounds
+        bounds = loop_bounds(items, counts, budget=0, keep=keep, protect_first_n=head) or bounds
     start, end, steps = bounds.start, bounds.end, bounds.steps
     if not summarizable(items[start:end]):
         raise NothingToCompact(

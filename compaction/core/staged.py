@@ -60,7 +60,8 @@ def first_stage(
     counts = token_counts(messages, config) if counts is None else counts
     if history_compactable(messages, counts, config):
         return "history"
-    return "loop" if loop_compactable(messages, counts) else None
+    head = config.protect_first_n
+    return "loop" if loop_compactable(messages, counts, protect_first_n=head) else None
 
 
 def loop_follows(history: CompactionResult, config: CompactionConfig) -> bool:
@@ -76,7 +77,12 @@ def _loop_counts(history: CompactionResult, config: CompactionConfig) -> list[in
     if history.tokens_after < config.threshold_tokens:
         return None
     counts = token_counts(history.messages, config)
-    follows = loop_compactable(history.messages, counts, budget=config.tail_token_budget)
+    follows = loop_compactable(
+        history.messages,
+        counts,
+        protect_first_n=config.protect_first_n,
+        budget=config.tail_token_budget,
+    )
     return counts if follows else None
 
 

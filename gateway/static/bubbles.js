@@ -41,8 +41,8 @@ function detail(box, text) {
 
 /**
  * A compaction bubble. `info`: {state: start|done|failed|skipped|restored, requestId, stage,
- * removedCount, prunedCount, tokensBefore, tokensAfter, summaryMessageId, runId, error, code,
- * restoredMessages}.
+ * removedCount, prunedCount, tokensBefore, tokensAfter, summaryMessageId, runId, summarizer,
+ * error, code, restoredMessages}.
  */
 export function eventBubble(info) {
   const box = el("div", {
@@ -67,6 +67,11 @@ export function eventBubble(info) {
     });
     if (info.prunedCount) line += t("bubblePruned", { n: info.prunedCount });
     text.textContent = line;
+    // the extractive summary stood in for the model: never shown as the model's
+    if (info.summarizer === "offline") {
+      const tagged = { class: "tag tag-offline", "data-testid": "bubble-offline" };
+      box.append(" ", el("span", tagged, t("bubbleOffline")));
+    }
     if (info.summaryMessageId) {
       box.append(action("view-summary", t("viewSummary"), { summaryId: info.summaryMessageId }));
     }

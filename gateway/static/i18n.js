@@ -49,6 +49,7 @@ const STRINGS = {
     bubbleStartLoop: "正在压缩当前任务的工具步骤...",
     bubbleDoneLoop: "工具步骤已压缩 · {n} 条消息并入执行摘要 · 节省 {p}% token",
     bubblePruned: "，裁剪 {n} 条工具输出",
+    bubbleOffline: "离线摘要：未经模型，摘录自原消息",
     viewSummary: "查看摘要",
     undo: "撤销",
     bubbleFailed: "压缩失败：{reason}",
@@ -190,6 +191,7 @@ const STRINGS = {
     bubbleDoneLoop:
       "Tool steps compacted · {n} message{s} into an execution summary · {p}% tokens saved",
     bubblePruned: ", {n} tool output{s} pruned",
+    bubbleOffline: "offline summary: quoted from the turns, not written by a model",
     viewSummary: "View summary",
     undo: "Undo",
     bubbleFailed: "Compaction failed: {reason}",

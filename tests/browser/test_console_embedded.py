@@ -49,6 +49,10 @@ def test_a_new_user_sees_the_bundled_session_and_compacts_it(embedded_url: str, 
     done = bubbles(page, "done")
     expect(done).to_have_attribute("data-stage", "loop")
     expect(done.get_by_test_id("bubble-text")).to_have_text(LOOP_DONE)
+    # no channel configured: the offline summary, and the bubble says so
+    expect(done.get_by_test_id("bubble-offline")).to_have_text(
+        "offline summary: quoted from the turns, not written by a model"
+    )
     done.get_by_test_id("bubble-view-summary").click()
     expect(page.get_by_test_id("summary-content")).to_contain_text(LOOP_SUMMARY)
     screenshot(page, "embedded-summary")

@@ -26,9 +26,13 @@ class Other(Exception):
     pass
 
 
+class Connection(Other):
+    pass
+
+
 class Client(SdkClient):
     provider = "fake"
-    errors = SdkErrors(Timeout, Status, Other)
+    errors = SdkErrors(Timeout, Status, Other, Connection)
 
 
 def options(api_key: str | None = KEY, base_url: str = "http://127.0.0.1:9/v1") -> ClientOptions:
@@ -55,7 +59,7 @@ def test_sdk_kwargs_replace_a_missing_key() -> None:
         "api_key": KEY,
         "base_url": "http://127.0.0.1:9/v1",
         "timeout": 3.0,
-        "max_retries": 1,
+        "max_retries": 0,  # the client's own retries back off (worker/llm/retry.py)
     }
     assert isinstance(client, DeadlineClient) and client.seconds == 3.0
     assert options(None).sdk_kwargs(missing_key="")["api_key"] == ""

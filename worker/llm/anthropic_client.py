@@ -23,14 +23,19 @@ from compaction.worker.llm.rules import anthropic_arguments
 
 class AnthropicClient(SdkClient):
     provider = "anthropic"
-    errors = SdkErrors(anthropic.APITimeoutError, anthropic.APIStatusError, anthropic.APIError)
+    errors = SdkErrors(
+        anthropic.APITimeoutError,
+        anthropic.APIStatusError,
+        anthropic.APIError,
+        anthropic.APIConnectionError,
+    )
 
     def __init__(self, options: ClientOptions) -> None:
         super().__init__(options)
         # Built once per process and reused: the SDK keeps the HTTP connection pool.
         self._client = anthropic.Anthropic(**options.sdk_kwargs(missing_key=""))
 
-    def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+    def attempt(self, messages: Sequence[Message], max_tokens: int) -> Completion:
         arguments: dict[str, Any] = anthropic_arguments(
             self.model, max_tokens, temperature=self.temperature, thinking=self.thinking
         )
@@ -38,11 +43,10 @@ class AnthropicClient(SdkClient):
         system, turns = to_anthropic(messages)
         if system:
             arguments["system"] = system
-        with self.calling():
-            # the SDK types each message as a TypedDict: to_anthropic builds those shapes
-            reply = self._client.messages.create(
-                model=self.model, messages=cast(Any, turns), **arguments
-            )
+        # the SDK types each message as a TypedDict: to_anthropic builds those shapes
+        reply = self._client.messages.create(
+            model=self.model, messages=cast(Any, turns), **arguments
+        )
         return completion(reply)
 
 

@@ -21,6 +21,7 @@ from compaction.core.errors import LlmError, LlmTimeout
 from compaction.core.messages import Message
 from compaction.core.redact import Secrets, redact
 from compaction.store.records import url_secrets
+from compaction.worker.llm.retry import retrying
 
 #: Output ceiling whatever the budget says (most providers cap lower for small models).
 MAX_OUTPUT_TOKENS = 16_000
@@ -73,7 +74,8 @@ class ClientOptions:
     def sdk_kwargs(self, *, missing_key: str) -> dict[str, Any]:
         """The SDK client's own options. ``missing_key`` stands in for no key: never ``None``,
         which would make the SDK read its provider's environment variable instead. Its HTTP
-        client gives each attempt one deadline of ``timeout_s`` (``worker/llm/deadline.py``)."""
+        client gives each attempt one deadline of ``timeout_s`` (``worker/llm/deadline.py``);
+        it retries nothing itself: ``SdkClient.converse`` does (``worker/llm/retry.py``)."""
         # Imported with the SDKs, when a client is built (``build_client``): httpx takes a while.
         from compaction.worker.llm.deadline import DeadlineClient
 
@@ -81,18 +83,20 @@ class ClientOptions:
             "api_key": self.api_key or missing_key,
             "base_url": self.base_url,
             "timeout": self.timeout_s,
-            "max_retries": self.max_retries,
+            "max_retries": 0,
             "http_client": DeadlineClient(self.timeout_s, follow_redirects=True),
         }
 
 
 @dataclass(frozen=True, slots=True)
 class SdkErrors:
-    """An SDK's exception classes, most specific first (both SDKs name theirs alike)."""
+    """An SDK's exception classes, most specific first (both SDKs name theirs alike), and its
+    connection error (a refused or dropped connection: worth a retry)."""
 
     timeout: type[BaseException]
     status: type[BaseException]
     other: type[BaseException]
+    connection: type[BaseException]
 
 
 class SdkClient:
@@ -105,6 +109,7 @@ class SdkClient:
         self.model = options.model
         self.temperature = options.temperature
         self.thinking = options.thinking
+        self.retries = options.max_retries
         self._scrub = scrubber(options.api_key, options.base_url)
 
     def __repr__(self) -> str:  # never the key
@@ -114,7 +119,17 @@ class SdkClient:
         return self.converse([Message(role="user", content=prompt)], max_tokens)
 
     def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
-        """The model's reply to a conversation; each provider's client makes the call."""
+        """The model's reply to a conversation: an attempt, retried after a backoff while it
+        fails in a way that may pass (``worker/llm/retry.py``); the last failure as its code."""
+        with self.calling():
+            return retrying(
+                lambda: self.attempt(messages, max_tokens),
+                retries=self.retries,
+                errors=self.errors,
+            )
+
+    def attempt(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+        """One call of the provider's API; each provider's client makes it."""
         raise NotImplementedError
 
     def calling(self) -> AbstractContextManager[None]:

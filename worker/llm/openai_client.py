@@ -23,14 +23,16 @@ from compaction.worker.llm.rules import openai_arguments
 
 
 class OpenAICompatibleClient(SdkClient):
-    errors = SdkErrors(openai.APITimeoutError, openai.APIStatusError, openai.APIError)
+    errors = SdkErrors(
+        openai.APITimeoutError, openai.APIStatusError, openai.APIError, openai.APIConnectionError
+    )
 
     def __init__(self, provider: str, options: ClientOptions) -> None:
         self.provider = provider
         super().__init__(options)
         self._client = openai.OpenAI(**options.sdk_kwargs(missing_key="unused"))
 
-    def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+    def attempt(self, messages: Sequence[Message], max_tokens: int) -> Completion:
         arguments = openai_arguments(
             self.provider,
             self.model,
@@ -38,13 +40,12 @@ class OpenAICompatibleClient(SdkClient):
             temperature=self.temperature,
             thinking=self.thinking,
         )
-        with self.calling():
-            reply = self._client.chat.completions.create(
-                # the SDK types each message as a TypedDict: to_openai builds those shapes
-                model=self.model,
-                messages=cast(Any, to_openai(messages)),
-                **arguments,
-            )
+        reply = self._client.chat.completions.create(
+            # the SDK types each message as a TypedDict: to_openai builds those shapes
+            model=self.model,
+            messages=cast(Any, to_openai(messages)),
+            **arguments,
+        )
         return completion(reply, self.provider)
 
 
