@@ -26,10 +26,12 @@ from pydantic import SecretStr
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from compaction.core.contract import valid_name
 from compaction.core.errors import CompactionError, Conflict, InvalidRequest, NotFound
 from compaction.store.db import Repository, read_session, write_session
 from compaction.store.models import PROVIDERS, Agent, DictInfo, DictType, ModelChannel
 from compaction.store.records import ChannelConfig
+from compaction.store.sessions import check_name
 
 DICT_TYPE_KEY = "compaction"
 DEFAULT_CHANNEL = "default_auxiliary_channel_id"
@@ -185,6 +187,30 @@ def _check_fields(
         raise InvalidRequest("baseUrl: an http or https URL with a host")
 
 
+#: the longest base URL and key their columns hold (store/models.py)
+URL_MAX_CHARS = KEY_MAX_CHARS = 512
+
+
+def _check_sizes(
+    name: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    api_key_env: str | None,
+) -> None:
+    """What no column holds is the caller's mistake, refused naming the field, never a
+    database error (docs/architecture.md, "Tables"). The key is never echoed."""
+    check_name(name, "name")
+    check_name(model, "model")
+    check_name(api_key_env or None, "apiKeyEnv")
+    if base_url is not None and len(base_url) > URL_MAX_CHARS:
+        raise InvalidRequest(f"baseUrl: at most {URL_MAX_CHARS} characters")
+    if api_key and not valid_name(api_key, KEY_MAX_CHARS):
+        raise InvalidRequest(
+            f"apiKey: at most {KEY_MAX_CHARS} characters, without control characters"
+        )
+
+
 def _refuse_new_destination(
     row: ModelChannel, provider: str | None, base_url: str | None, rekeyed: bool
 ) -> None:
@@ -280,6 +306,7 @@ class Channels(Repository):
         default: bool = False,
         key_env_pattern: str = KEY_ENV_PATTERN,
     ) -> ChannelConfig:
+        _check_sizes(name, model, base_url, api_key, api_key_env)
         _check_fields(provider, api_key, api_key_env, base_url, key_env_pattern)
         if default and not auxiliary:
             raise InvalidRequest("only an auxiliary channel can be the default one")
@@ -342,6 +369,7 @@ class Channels(Repository):
         ``clear_api_key`` leaves neither. A new base URL or provider is refused unless the key
         is given again or cleared. Unmarking auxiliary a channel an agent uses, or the default
         one, is refused unless ``force`` (see ``remove_channel``)."""
+        _check_sizes(name, model, base_url, api_key, api_key_env)
         _check_fields(provider, api_key, api_key_env, base_url, key_env_pattern)
         if (api_key or api_key_env) and clear_api_key:
             raise InvalidRequest("set the key or clear it, not both")

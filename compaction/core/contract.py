@@ -106,10 +106,11 @@ NAME_MAX_CHARS = 128
 NAME_RULE = f"1 to {NAME_MAX_CHARS} characters, without control characters"
 
 
-def valid_name(value: object) -> TypeGuard[str]:
-    """Whether ``value`` is a name a store column holds (``NAME_RULE``): a longer one, or a
-    NUL, is the client's mistake, never the database's (docs/architecture.md, "Tables")."""
-    return _name(value, NAME_MAX_CHARS)
+def valid_name(value: object, longest: int = NAME_MAX_CHARS) -> TypeGuard[str]:
+    """Whether ``value`` is a name a store column holds (``NAME_RULE``; ``longest`` for a longer
+    column): a longer one, or a NUL, is the client's mistake, never the database's
+    (docs/architecture.md, "Tables")."""
+    return _name(value, longest)
 
 
 def _checked_name(value: str) -> str:

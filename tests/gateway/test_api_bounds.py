@@ -134,3 +134,27 @@ def test_a_socket_message_over_the_threshold_is_refused_and_not_stored(
     assert "拆分" in answer["error"]["message"]
     assert [s.message.content for s in gateway.store.load_history(session_id)] == ["hi"]
     assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"name": LONG}, "name"),
+        ({"name": "a\x00"}, "name"),
+        ({"model": LONG}, "model"),
+        ({"baseUrl": "https://example.com/" + LONG}, "baseUrl"),
+        ({"apiKey": "sk-" + LONG}, "apiKey"),
+        ({"apiKey": "sk-\x00"}, "apiKey"),
+        ({"apiKeyEnv": "X" * 200 + "_API_KEY"}, "apiKeyEnv"),
+    ],
+)
+def test_a_channel_with_a_value_no_column_holds_is_400_naming_it(
+    gateway: Gateway, body: dict[str, Any], field: str
+) -> None:
+    channel = {"name": "c1", "provider": "openai", "model": "m", **body}
+    assert field in refused(gateway.client.post("/api/channels", json=channel))
+    gateway.client.post(
+        "/api/channels", json={"name": "c2", "provider": "openai", "model": "m"}
+    ).raise_for_status()
+    assert field in refused(gateway.client.patch("/api/channels/c2", json=body))
+    assert [c["name"] for c in gateway.client.get("/api/channels").json()["channels"]] == ["c2"]
