@@ -99,16 +99,40 @@ class InFlight:
             return None
 
 
+@dataclass
+class Tracking:
+    """A job's record, as ``tracked`` wrote it."""
+
+    runtime: Runtime
+    key: str
+    raw: str
+    written: bool = False
+
+    def taken(self) -> bool:
+        """Whether another party took the record, so answered the request as lost: a watch or
+        the session's next job found the job's lock expired (it stalled past its TTL). Its
+        request has its final event; the job must not publish a second one."""
+        if not self.written:
+            return False
+        try:
+            value = self.runtime.redis.get(self.key)
+        except redis.RedisError:
+            return False  # unknown: the job answers, as it would have
+        return not isinstance(value, bytes | str) or text(value) != self.raw
+
+
 @contextmanager
-def tracked(runtime: Runtime, record: InFlight) -> Iterator[None]:
+def tracked(runtime: Runtime, record: InFlight) -> Iterator[Tracking]:
     """Record ``record`` while the block runs (the job holds the session's lock), answering the
     request of a job that died holding it before. Best effort: without Redis the job fails
     anyway, and a record left behind is answered as lost."""
     prefix, session_id = runtime.settings.channel_prefix, record.request.session_id
     key = running_key(prefix, session_id)
     raw = record.dumps()
+    tracking = Tracking(runtime, key, raw)
     try:
         previous = runtime.redis.set(key, raw, ex=RECORD_TTL_S, get=True)
+        tracking.written = True
         runtime.redis.sadd(running_index(prefix), session_id)  # after the record: see sweep
         lost = InFlight.loads(previous) if isinstance(previous, bytes | str) else None
         if lost is not None and _other_request(lost.request, record.request):
@@ -116,7 +140,7 @@ def tracked(runtime: Runtime, record: InFlight) -> Iterator[None]:
     except Exception as err:  # never a reason to fail the job that holds the lock now
         log.warning("in-flight record not written", error=str(err)[:300])
     try:
-        yield
+        yield tracking
     finally:
         try:
             _delete_if(runtime.redis, key, raw)

@@ -23,7 +23,13 @@ from compaction.core.contract import (
     CompactionSkipped,
     valid_session_id,
 )
-from compaction.core.errors import CompactionDisabled, CompactionError, ErrorCode, invalid_request
+from compaction.core.errors import (
+    CompactionDisabled,
+    CompactionError,
+    ErrorCode,
+    LockLost,
+    invalid_request,
+)
 from compaction.service import logs
 from compaction.service.queue import take_pending
 from compaction.store.records import EventRow, FailedRun
@@ -82,14 +88,26 @@ def run(runtime: Runtime, request: CompactionRequested) -> AnyEvent:
         detail = f"another compaction of this session is running{waited}"
         return job.finish(CompactionSkipped(code="lock_held", detail=detail, **job.event_fields()))
     record = InFlight(request, lock.token, runtime.name, job.started_at)
-    with heartbeat(lock), inflight.tracked(runtime, record):
+    with heartbeat(lock), inflight.tracked(runtime, record) as tracking:
         try:
             return run_locked(job, lock)
+        except LockLost as err:
+            if tracking.taken():
+                return _answered_as_lost(job, err)
+            return _failed(job, err.code, err.message)
         except CompactionError as err:
             return _failed(job, err.code, err.message)
         except Exception as err:  # a bug must not kill the worker nor change the history
             log.exception("compaction job crashed", **job.fields)
             return _failed(job, "internal_error", f"{type(err).__name__}: {err}"[:300])
+
+
+def _answered_as_lost(job: JobRun, err: LockLost) -> AnyEvent:
+    """The job stalled past its lock's TTL and another worker answered its request as
+    ``worker_lost`` (``worker.inflight``): that is the request's final event and its failed run,
+    so this one is neither published nor recorded; the job wrote nothing (the lock was lost)."""
+    log.warning("lock lost; the request was answered as lost", code=err.code, **job.fields)
+    return CompactionFailed(error=err.message, code=err.code, stage=job.stage, **job.event_fields())
 
 
 def _failed(job: JobRun, code: ErrorCode, error: str, *, history_row: bool = True) -> AnyEvent:

@@ -14,11 +14,19 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
+from typing import Any
 
 import pytest
 
+from compaction.core.contract import is_final
 from compaction.store import Store
+from compaction.worker import jobs
+from compaction.worker.inflight import sweep
+from compaction.worker.jobs import run
+from tests.fakes import conversation
 from tests.integration.process_helpers import (
     Proc,
     Processes,
@@ -29,7 +37,13 @@ from tests.integration.process_helpers import (
     request,
     wait_for,
 )
-from tests.integration.worker_helpers import on_llm_request
+from tests.integration.worker_helpers import (
+    SQLITE_ONLY,
+    Harness,
+    manual,
+    on_llm_request,
+    wait_until,
+)
 from tests.llm_server import FakeLLM
 
 LOCK_TTL_S = 5
@@ -79,3 +93,42 @@ def test_a_killed_workers_request_ends_as_worker_lost_within_the_lock_ttl(
     assert [(r.status, r.code) for r in runs] == [("failed", "worker_lost")]
     assert process_store.load_history(session_id) == compacted
     assert all(w.popen.poll() is None for w in watchers), watchers[0].tail()
+
+
+@contextmanager
+def _no_heartbeat(lock: Any) -> Iterator[Any]:
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+@SQLITE_ONLY
+def test_a_stalled_job_answered_as_lost_stays_quiet(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live job stalled past its lock's TTL is taken for dead by another worker's watch: that
+    answer is the request's only one (the job, finding its lock and its record gone, writes and
+    publishes nothing)."""
+    monkeypatch.setattr(jobs, "heartbeat", _no_heartbeat)
+    runtime = h.runtime(lock_ttl_s=1.0, llm_timeout_s=30.0, llm_max_retries=0)
+    h.channel("openai")
+    session_id = h.session(conversation(12))
+    request = manual(session_id)
+    answered: list[int] = []
+
+    def watched() -> None:
+        """Another worker's watch looks once the lock has expired under the stalled job."""
+        wait_until(lambda: h.lock_value(session_id) is None, "the lock's expiry")
+        answered.append(sweep(runtime))
+
+    on_llm_request(monkeypatch, h.fake, watched)
+    run(runtime, request)
+
+    assert answered == [1]
+    finals = [e for e in h.events(session_id) if is_final(e)]
+    assert [(e.type, getattr(e, "code", None)) for e in finals] == [
+        ("compaction_failed", "worker_lost")
+    ]
+    assert [(r.status, r.code) for r in h.store.runs(session_id)] == [("failed", "worker_lost")]
+    assert h.state(session_id).event_kinds == ["start", "failed"]
