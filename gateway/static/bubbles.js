@@ -267,8 +267,11 @@ export function resolvePending(container) {
   node.querySelector(".pending-note")?.remove();
 }
 
-export function failPending(container, message) {
-  const node = oldestPending(container);
+/** The pending message a failure answers: the oldest, or with `newest` the one sent last (a
+ * `busy` refusal answers the message sent while another turn runs). */
+export function failPending(container, message, newest = false) {
+  const pending = container.querySelectorAll('[data-pending="true"]');
+  const node = newest ? pending[pending.length - 1] : oldestPending(container);
   if (!node) return;
   node.dataset.pending = "failed";
   const note = node.querySelector(".pending-note");

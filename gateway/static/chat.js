@@ -56,7 +56,7 @@ async function sendMessage(ctx, content) {
     await ctx.reload();
   } catch (err) {
     const message = errorText(err.code, err.message);
-    failPending($("messages"), message);
+    failPending($("messages"), message, err.code === "busy");
     ctx.showError(message);
   }
 }
@@ -116,7 +116,7 @@ export function handleEvent(ctx, event) {
     ctx.updateSessionFigures(event.context || {});
   } else if (event.type === "error") {
     const message = errorText(event.error?.code, event.error?.message);
-    failPending($("messages"), message);
+    failPending($("messages"), message, event.error?.code === "busy");
     ctx.showError(message);
   } else {
     const info = infoFromEvent(event);

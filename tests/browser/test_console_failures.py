@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import REPLY, Console
 from tests.browser.pages import bubbles, replies, send, session_at
-from tests.llm_server import Reply
+from tests.llm_server import FakeLLM, Reply
 from tests.services import free_port
 
 FAILED = re.compile(r"^Compaction failed: \S.*")
@@ -69,3 +69,26 @@ def test_a_failed_compaction_gives_the_failure_bubble(console: Console, why: str
     opened = current.get_attribute("data-session-id")
     assert opened and opened != session
     assert stack.api.get(f"/api/sessions/{opened}").json()["agentId"] == agent
+
+
+def test_a_message_sent_while_a_turn_runs_is_refused_busy_on_its_own_bubble(
+    console: Console, chat: FakeLLM
+) -> None:
+    """One turn per session at a time (docs/architecture.md, "The gateway"): a message sent
+    while the model answers the previous one is refused with ``busy``, shown on that message
+    (not on the one still waiting for its reply), which still gets its answer."""
+    chat.script(Reply(text=REPLY, delay_s=2.0))
+    session = session_at(console, 0.2)
+    page = console.open(session)
+
+    send(page, "First question: which table first?")
+    send(page, "Second question, sent at once.")
+
+    refused = page.locator("[data-pending=failed]")
+    expect(refused).to_have_count(1)
+    expect(refused).to_contain_text("Second question, sent at once.")
+    expect(refused).to_contain_text("a turn of this session is still running")
+    expect(replies(page).last).to_contain_text(REPLY)
+    console.shot("busy")
+    stored = console.stack.api.get(f"/api/sessions/{session}/history").json()["messages"]
+    assert [m["content"] for m in stored[-2:]] == ["First question: which table first?", REPLY]
