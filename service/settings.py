@@ -111,10 +111,6 @@ class Settings(BaseSettings, CompactionParameters):
         description="the environment variables a channel may read its key from (`apiKeyEnv`, "
         "`--api-key-env`), an fnmatch pattern; never a `COMPACTION_*` one, whatever it says",
     )
-    auxiliary_api_key: SecretStr | None = Field(
-        None,
-        description="a key for a one-off auxiliary channel given by environment (never logged)",
-    )
     gateway_token: SecretStr | None = Field(
         None,
         description="the bearer token of every gateway API call and socket (never logged); "
