@@ -99,8 +99,10 @@ def get_logger(name: str) -> Any:
     )
 
 
-#: the loggers uvicorn configures for itself
-UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+#: the loggers that libraries configure for themselves: uvicorn's (its default ``log_config``)
+#: and RQ's (a worker's ``work()`` sets their level, and gives them handlers of their own when
+#: nothing above them has one)
+SELF_CONFIGURED = ("uvicorn", "uvicorn.error", "uvicorn.access", "rq.worker", "rq.job")
 
 
 def configure(level: str = "INFO") -> None:
@@ -110,9 +112,9 @@ def configure(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    # uvicorn's own logging set-up (its default ``log_config``) gives its loggers handlers of
-    # their own, which would print the gateway token unmasked: back through the one door.
-    for name in UVICORN_LOGGERS:
+    # Their own handlers would print outside the one format (uvicorn's, the gateway token
+    # unmasked) and their own levels drop lines: back through the one door.
+    for name in SELF_CONFIGURED:
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.setLevel(logging.NOTSET)

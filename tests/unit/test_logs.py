@@ -14,6 +14,7 @@ from pathlib import Path
 
 import fakeredis
 import pytest
+from rq.logutils import setup_loghandlers
 from uvicorn import config as uvicorn_config
 
 import compaction
@@ -101,6 +102,8 @@ def test_unconfigured_logs_never_reach_stdout(capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.usefixtures("restore_logging")
 def test_configured_output_is_one_json_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # An RQ worker ran first (the embedded stack's quiet one): it set its loggers' level
+    setup_loghandlers("WARNING", name="rq.worker")
     logs.configure("INFO")  # here: its handler writes to the sys.stderr that capsys captures
     logs.get_logger("compaction.job").info("compaction job", session="s-1", seconds=0.25)
     # RQ and the SDKs log through the standard library, with %-arguments and extras
