@@ -59,7 +59,7 @@ def test_a_message_past_the_threshold_compacts_first(console: Console) -> None:
     )
     send(page, LONG)
 
-    page.wait_for_function(f"{BAR}.dataset.band === 'compacting'")
+    page.wait_for_function(f"() => {BAR}.dataset.band === 'compacting'")  # a function: CSP
     assert page.evaluate(WHILE_COMPACTING) == {
         "fill": "linear-gradient(90deg, rgb(64, 158, 255), rgb(160, 207, 255), "
         "rgb(64, 158, 255), rgb(160, 207, 255))",
