@@ -2,10 +2,10 @@
 format (``compaction_start``/``done``/``failed``/``skipped``, ``token_update``), each message
 the gateway stores (``{"type": "message", "message": history row}``) and errors (``{"type":
 "error", "error": {"code", "message"}}``), over a WebSocket (``/ws/sessions/{id}``, which also
-takes ``{"type": "compact", "focus"?}`` and ``{"type": "message", "content", "model"?}``) or
-Server-Sent Events (``/api/sessions/{id}/events``, which also sends each compaction start and
-done that carries a stage under the ``context_compact_*`` names: ``seed_event``). Both read the
-process's event hub.
+takes ``{"type": "compact", "focus"?, "sessionId"?}`` and ``{"type": "message", "content",
+"model"?}``) or Server-Sent Events (``/api/sessions/{id}/events``, which also sends each
+compaction start and done that carries a stage under the ``context_compact_*`` names:
+``seed_event``). Both read the process's event hub.
 
 A client that falls too far behind is disconnected (WebSocket close code 1013, or the end of the
 event stream): it reconnects and reloads the history. A socket has one turn at a time: a message
@@ -27,7 +27,13 @@ from pydantic import Field, TypeAdapter
 from redis.exceptions import RedisError
 
 from compaction.core.contract import AnyEvent, CompactionDone, CompactionStart, Stage
-from compaction.core.errors import Busy, CompactionError, SessionNotFound, as_invalid_request
+from compaction.core.errors import (
+    Busy,
+    CompactionError,
+    InvalidRequest,
+    SessionNotFound,
+    as_invalid_request,
+)
 from compaction.gateway.chat import SocketTurn
 from compaction.gateway.hub import Delivery, Subscription
 from compaction.gateway.resources import Resources
@@ -114,7 +120,10 @@ async def _receive(websocket: WebSocket, resources: Resources, client: _Client) 
 
 
 class SocketCompact(CompactRequest):
+    """The seed's own client message (§6) may name the session; it must be the socket's."""
+
     type: Literal["compact"]
+    session_id: str | None = None
 
 
 class SocketMessage(MessageIn):
@@ -131,6 +140,8 @@ async def _handle(resources: Resources, client: _Client, text: str) -> None:
     with as_invalid_request("socket message"):
         request = _REQUESTS.validate_json(text)
     if isinstance(request, SocketCompact):
+        if request.session_id not in (None, session_id):
+            raise InvalidRequest("sessionId: not this socket's session")
         await resources.producers.aio().request_manual(session_id, focus=request.focus or None)
         return
     if client.turn is not None and client.turn.running:  # no queue of turns behind it

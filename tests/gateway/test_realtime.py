@@ -45,7 +45,8 @@ def test_compact_from_the_socket_then_the_workers_events(
     gateway.auxiliary(fake_llm)
     session_id = gateway.store.create_session("long", messages=conversation(20))
     with socket(gateway, session_id) as ws, socket(gateway, session_id) as watcher:
-        ws.send({"type": "compact", "focus": "the directories"})
+        # the seed's own client message (§6) names the session
+        ws.send({"type": "compact", "sessionId": session_id, "focus": "the directories"})
         _wait_for_queued(gateway)
         gateway.drain()
         seen = ws.until(of_type("token_update"))
@@ -75,6 +76,7 @@ def _wait_for_queued(gateway: Gateway) -> None:
         ('{"type": "dance"}', "socket message"),
         ('{"type": "message", "content": ""}', "content"),
         ('{"type": "compact", "focus": 3}', "focus"),
+        ('{"type": "compact", "sessionId": "another"}', "sessionId: not this socket's session"),
     ],
 )
 def test_a_bad_request_is_an_error_object_and_the_socket_stays(
