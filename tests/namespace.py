@@ -4,7 +4,7 @@ see each other's keys (docs/architecture.md, "Tests"). It lives in ``tests/``: t
 import the suite's harness, never the other way round.
 
 What the service writes under the prefix and RQ writes for the queue is the namespace's alone;
-``clear`` deletes only those keys, never ``FLUSHDB``: the Redis is shared.
+``clear`` deletes only those keys, never the whole database: the Redis is shared.
 """
 
 from __future__ import annotations
