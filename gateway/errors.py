@@ -40,6 +40,9 @@ STATUS = {
     "no_chat_model": 409,
     "compaction_disabled": 409,
     "busy": 409,
+    "pins_over_threshold": 409,
+    "draft_stale": 409,
+    "draft_closed": 409,
     # the chat model failed or was too slow: the gateway is fine, what it called is not
     "llm_error": 502,
     "reply_too_long": 502,

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -27,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from compaction.core.config import (
+    AUTO_COMPACT_MODES,
     PROTECT_FIRST_N_MAX,
     PROTECT_FIRST_N_MIN,
     STRATEGIES,
@@ -34,6 +36,8 @@ from compaction.core.config import (
     THRESHOLD_PERCENT_MIN,
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
+    WARN_PERCENT_MAX,
+    WARN_PERCENT_MIN,
 )
 from compaction.core.contract import MAX_SESSION_ID
 
@@ -44,6 +48,8 @@ Json = JSON(none_as_null=True)
 ROLES = ("system", "user", "assistant", "tool")
 PROVIDERS = ("anthropic", "openai", "deepseek", "openai-compatible")
 RUN_STATUSES = ("succeeded", "failed", "skipped", "restored")
+#: a review's draft (docs/architecture.md, "Review"): written, then applied, discarded or expired
+DRAFT_STATUSES = ("ready", "applied", "discarded", "expired")
 
 
 def sql_list(values: tuple[str, ...]) -> str:
@@ -74,6 +80,9 @@ class ModelChannel(Base):
     api_key: Mapped[str | None] = mapped_column(String(512))
     api_key_env: Mapped[str | None] = mapped_column(String(128))
     is_auxiliary: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: optional prices in USD per million tokens, for the cost of a run (the receipt)
+    price_input_per_mtok: Mapped[float | None] = mapped_column(Float)
+    price_output_per_mtok: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     def __repr__(self) -> str:  # never the key
@@ -98,6 +107,13 @@ class Agent(Base):
         ),
         CheckConstraint(f"compaction_strategy IN {sql_list(STRATEGIES)}", name="ck_agent_strategy"),
         CheckConstraint(f"token_budget >= {TOKEN_BUDGET_MIN}", name="ck_agent_token_budget"),
+        CheckConstraint(
+            f"auto_compact IN {sql_list(AUTO_COMPACT_MODES)}", name="ck_agent_auto_compact"
+        ),
+        CheckConstraint(
+            f"warn_percent BETWEEN {WARN_PERCENT_MIN} AND {WARN_PERCENT_MAX}",
+            name="ck_agent_warn_percent",
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
@@ -115,6 +131,14 @@ class Agent(Base):
     compaction_protect_first_n: Mapped[int | None] = mapped_column(Integer)
     #: a fixed threshold in tokens instead of the percentage; ``None``: the system setting
     token_budget: Mapped[int | None] = mapped_column(Integer)
+    #: ``on`` | ``ask`` | ``off``; ``None``: the system setting (COMPACTION_AUTO_COMPACT)
+    auto_compact: Mapped[str | None] = mapped_column(String(8))
+    #: the warning level in percent of the window; ``None``: the system setting
+    warn_percent: Mapped[int | None] = mapped_column(Integer)
+    #: the channel that answers chat turns; ``None``: the gateway's default chat model. No ON
+    #: DELETE action (SQLite reflects none for a column added by ALTER): deleting a channel
+    #: clears it first (``compaction.store.channels``)
+    chat_channel_id: Mapped[int | None] = mapped_column(ForeignKey("model_channel.id"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -125,6 +149,8 @@ class ChatSession(Base):
     id: Mapped[str] = mapped_column(String(MAX_SESSION_ID), primary_key=True)
     agent_id: Mapped[str | None] = mapped_column(ForeignKey("agent.id", ondelete="SET NULL"))
     model: Mapped[str | None] = mapped_column(String(128))
+    #: the name a user sees (an imported transcript's file name; renamable); ``None``: the id
+    title: Mapped[str | None] = mapped_column(String(200))
     #: fencing token: bumped by every compaction and restore; a stale writer is refused
     compaction_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: the last ``seq`` handed out; appends reserve a block atomically
@@ -164,6 +190,8 @@ class Message(Base):
     pruned_run_id: Mapped[int | None] = mapped_column(
         ForeignKey("compaction_run.id", ondelete="SET NULL")
     )
+    #: pinned by the user: never summarized or pruned (docs/architecture.md, "Pins")
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class DictType(Base):
@@ -216,6 +244,45 @@ class CompactionRun(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     restored_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: what survived (docs/architecture.md, "Receipt"): identifier and user-message lists
+    receipt: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    #: USD, from the auxiliary channel's prices; ``None`` when it has none
+    cost: Mapped[float | None] = mapped_column(Float)
+
+
+class CompactionDraft(Base):
+    """A compaction written for review, not applied (docs/architecture.md, "Review"): the
+    history is untouched until the user applies it, fenced by ``base_version``."""
+
+    __tablename__ = "compaction_draft"
+    __table_args__ = (
+        Index("ix_compaction_draft_session", "session_id", "id"),
+        CheckConstraint(f"status IN {sql_list(DRAFT_STATUSES)}", name="ck_compaction_draft_status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_session.id", ondelete="CASCADE"))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="ready", server_default="ready")
+    focus: Mapped[str | None] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    #: the user edited ``summary`` (applied as written, not regenerated)
+    edited: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: the session's compaction version the draft was written against (the fence)
+    base_version: Mapped[int] = mapped_column(Integer)
+    #: what applying it writes: the compacted and pruned message ids, the stage, the language
+    plan: Mapped[dict[str, Any]] = mapped_column(Json)
+    receipt: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    tokens_before: Mapped[int] = mapped_column(Integer)
+    tokens_after: Mapped[int] = mapped_column(Integer)
+    model: Mapped[str | None] = mapped_column(String(128))
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    cost: Mapped[float | None] = mapped_column(Float)
+    #: the run its apply wrote
+    run_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class ContextTokenStat(Base):

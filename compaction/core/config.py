@@ -24,6 +24,13 @@ THRESHOLD_PERCENT_STEP = 5  # per agent (docs/architecture.md, "Settings")
 PROTECT_FIRST_N_MIN, PROTECT_FIRST_N_MAX = 1, 10
 TOKEN_BUDGET_MIN = 1_000
 STRATEGIES = ("lossy",)
+#: whether a session over its threshold compacts by itself (docs/architecture.md, "Settings"):
+#: ``ask`` asks the user first, ``off`` waits for ``/compact``; a call that would not fit the
+#: model's window is compacted first in every mode
+AUTO_COMPACT_MODES = ("on", "ask", "off")
+#: the warning level's range; unset, it is the threshold less ``WARN_POINTS_BELOW``
+WARN_PERCENT_MIN, WARN_PERCENT_MAX = 5, 90
+WARN_POINTS_BELOW = 10
 
 
 class CompactionParameters(BaseModel):

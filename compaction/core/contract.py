@@ -34,6 +34,8 @@ Stage = Literal["history", "loop"]
 #: offline extractive summarizer (no channel configured, or COMPACTION_FALLBACK_SUMMARY after the
 #: model failed), which the user's screen must tell apart
 SummaryWriter = Literal["model", "offline"]
+#: whether a session over its threshold compacts by itself (docs/architecture.md, "The gate")
+AutoCompact = Literal["on", "ask", "off"]
 SCHEMA_VERSION: Literal[1] = 1
 
 
@@ -191,6 +193,9 @@ class CompactionRequested(Wire):
     model: ModelName | None = None
     context_window: ContextWindow | None = None
     focus: Annotated[str, Field(max_length=2_000, pattern=TEXT_PATTERN)] | None = None
+    #: write a draft for the user to review instead of applying (docs/architecture.md,
+    #: "Review"); only a manual request may ask for one
+    review: bool = False
 
 
 class Event(Wire):
@@ -204,6 +209,33 @@ class CompactionStart(Event):
     type: Literal["compaction_start"] = "compaction_start"
     #: absent from a producer that predates segments
     stage: Stage | None = None
+
+
+class Count(Camel):
+    kept: int
+    total: int
+
+
+class UserMessageCount(Camel):
+    #: user messages of the compacted span quoted word for word in the result
+    verbatim: int
+    total: int
+
+
+class AuxTokens(Camel):
+    input: int
+    output: int
+
+
+class Receipt(Camel):
+    """What a run kept and what it cost (docs/architecture.md, "Receipt"); the run record holds
+    the lists behind the counts."""
+
+    identifiers: Count
+    user_messages: UserMessageCount
+    aux_tokens: AuxTokens | None = None
+    #: USD, from the auxiliary channel's prices; null when it has none
+    cost: float | None = None
 
 
 class CompactionDone(Event):
@@ -222,6 +254,18 @@ class CompactionDone(Event):
     estimated: bool = True
     #: who wrote the summary; absent when none was written (pruning alone was enough)
     summarizer: SummaryWriter | None = None
+    receipt: Receipt | None = None
+
+
+class CompactionDraft(Event):
+    """A review's draft is ready (docs/architecture.md, "Review"): nothing was applied."""
+
+    type: Literal["compaction_draft"] = "compaction_draft"
+    draft_id: int
+    tokens_before: int
+    tokens_after: int
+    receipt: Receipt | None = None
+    expires_at: datetime
 
 
 class CompactionFailed(Event):
@@ -262,18 +306,38 @@ class ContextUsage(Camel):
     compactions: int | None = None
 
 
+class ContextWarning(Camel):
+    """The gate (docs/architecture.md, "The gate"): the session passed its warning level."""
+
+    #: the context's size now, in percent of the window
+    percent: float
+    #: the automatic compaction's threshold, in percent of the window
+    threshold: float
+    #: an estimate from the recent turns' growth; absent when there is none yet
+    turns_left: int | None = None
+    mode: AutoCompact = "on"
+    #: the threshold is reached and ``mode`` is ``ask``: the user is asked to compact
+    due: bool = False
+
+
 class TokenUpdate(Event):
     type: Literal["token_update"] = "token_update"
     current: TokenUsage = Field(default_factory=TokenUsage)
     context: ContextUsage
+    warning: ContextWarning | None = None
 
 
 AnyEvent = Annotated[
-    CompactionStart | CompactionDone | CompactionFailed | CompactionSkipped | TokenUpdate,
+    CompactionStart
+    | CompactionDone
+    | CompactionDraft
+    | CompactionFailed
+    | CompactionSkipped
+    | TokenUpdate,
     Field(discriminator="type"),
 ]
 _EVENTS: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
-FINAL_EVENTS = ("compaction_done", "compaction_failed", "compaction_skipped")
+FINAL_EVENTS = ("compaction_done", "compaction_draft", "compaction_failed", "compaction_skipped")
 
 
 def is_final(event: AnyEvent) -> bool:
@@ -301,6 +365,7 @@ def json_schemas() -> dict[str, dict[str, Any]]:
         "compaction_requested": CompactionRequested,
         "compaction_start": CompactionStart,
         "compaction_done": CompactionDone,
+        "compaction_draft": CompactionDraft,
         "compaction_failed": CompactionFailed,
         "compaction_skipped": CompactionSkipped,
         "token_update": TokenUpdate,

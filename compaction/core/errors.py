@@ -29,6 +29,9 @@ code never changes once published.
 | `redis` | Redis is unreachable or failed (command line only) |
 | `timeout` | no final event within `--timeout` (command line only) |
 | `io_error` | a file could not be read or written (command line only) |
+| `pins_over_threshold` | the pinned messages alone would reach the threshold: not pinned |
+| `draft_stale` | the session changed since the draft and the draft no longer fits: not applied |
+| `draft_closed` | the draft was applied, discarded or has expired |
 
 `compaction_skipped` is not a failure; its `SkipCode`: `lock_held` (another run holds the
 session), `already_pending` (the session is already queued), `suppressed` (the last two
@@ -68,6 +71,9 @@ ErrorCode = Literal[
     "redis",
     "timeout",
     "io_error",
+    "pins_over_threshold",
+    "draft_stale",
+    "draft_closed",
 ]
 SkipCode = Literal[
     "lock_held",

@@ -170,6 +170,7 @@ TABLES = {
     "dict_info",
     "compaction_run",
     "context_token_stat",
+    "compaction_draft",
 }
 
 

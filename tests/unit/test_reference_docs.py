@@ -110,11 +110,11 @@ def test_the_cli_reference_has_every_command_of_compaction() -> None:
 
 def test_render_replaces_only_between_markers() -> None:
     document = "".join(
-        f"BEFORE-{name}\n<!-- generated: {name} -->\nstale\n<!-- end -->\nAFTER-{name}\n"
+        f"BEFORE-{name}\n<!-- generated: {name} -->\nOLD-TEXT\n<!-- end -->\nAFTER-{name}\n"
         for name in reference.TABLES
     )
     rendered = reference.render(document)
-    assert "stale" not in rendered
+    assert "OLD-TEXT" not in rendered
     for name in reference.TABLES:
         assert (
             f"BEFORE-{name}\n<!-- generated: {name} -->\n{reference.TABLES[name]()}\n" in rendered
