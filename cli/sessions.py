@@ -12,7 +12,7 @@ from compaction.cli.common import open_producers, open_store, print_json
 from compaction.core.errors import InvalidRequest
 from compaction.core.formats import to_openai
 from compaction.core.messages import Message
-from compaction.producers.transcripts import parse_transcript, store_transcript
+from compaction.producers.transcripts import parse_transcript, store_transcript, title_of
 from compaction.producers.views import history_rows
 from compaction.service.settings import Settings
 
@@ -22,7 +22,17 @@ def register(commands: Any) -> None:
     imp.add_argument("file", type=Path)
     imp.add_argument("--session", help="append to this session (created if missing)")
     imp.add_argument("--agent", help="a new session's agent (created with defaults if missing)")
+    imp.add_argument(
+        "--title", help="the session's name (default: a new session is named after the file)"
+    )
     imp.set_defaults(run=run_import)
+
+    session = commands.add_parser("session", help="name a session")
+    actions = session.add_subparsers(dest="action", required=True, metavar="ACTION")
+    rename = actions.add_parser("rename", help="the name the console shows for a session")
+    rename.add_argument("session")
+    rename.add_argument("title", help='the new name (1 to 128 characters; "" clears it)')
+    rename.set_defaults(run=run_rename)
 
     exp = commands.add_parser("export", help="print a session as an OpenAI-format transcript")
     exp.add_argument("session")
@@ -65,15 +75,27 @@ def read_transcript(path: Path) -> list[Message]:
 def run_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     messages = read_transcript(args.file)
     settings = Settings()
+    store = open_store(settings)
+    title = args.title
+    # a new session is named after its file; one appended to keeps its name
+    if title is None and not (args.session and store.session_exists(args.session)):
+        title = title_of(str(args.file))
     session_id = store_transcript(
-        open_store(settings),
+        store,
         settings,
         messages,
         session_id=args.session,
         agent_id=args.agent,
         source=str(args.file),
+        title=title,
     )
     print(session_id, file=out)
+    return 0
+
+
+def run_rename(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    open_store().rename_session(args.session, args.title or None)
+    print(f"session {args.session}: " + shown(args.title or "(no title: its id)"), file=out)
     return 0
 
 

@@ -65,6 +65,7 @@ class Health(Answer):
 
 class SessionItem(Answer):
     id: str
+    title: str | None = Field(description="the name a user sees; null: the id names it")
     agent_id: str | None
     model: str | None
     messages: int = Field(description="rows of the compacted view")

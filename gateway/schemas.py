@@ -32,6 +32,13 @@ class NewSession(Body):
     messages: list[dict[str, Any]] = Field(
         default_factory=list, description="OpenAI-format messages, stored with the session"
     )
+    title: Name | None = Field(None, description="the name a user sees; absent: the id")
+
+
+class SessionUpdate(Body):
+    """A session renamed: ``title`` ``null`` clears it (the id names the session again)."""
+
+    title: Name | None = Field(description="the name a user sees (an imported file's name)")
 
 
 class CompactRequest(Body):

@@ -93,6 +93,7 @@ def session_item(ctx: Producers, listed: SessionListing, compactions: int) -> di
     used, _system = used_tokens(ctx, session, None, None)
     return {
         "id": listed.id,
+        "title": listed.title,
         "agentId": listed.agent_id,
         "model": listed.model,
         "messages": listed.messages,

@@ -27,6 +27,8 @@ class SessionListing:
     created_at: datetime
     #: rows of the compacted view (what the model gets), as ``load_history`` returns them
     messages: int
+    #: the name a user sees; ``None``: the id names it
+    title: str | None = None
 
 
 def _listing() -> Select[Any]:
@@ -41,7 +43,12 @@ def _listing() -> Select[Any]:
         .scalar_subquery()
     )
     return select(
-        ChatSession.id, ChatSession.agent_id, ChatSession.model, ChatSession.created_at, visible
+        ChatSession.id,
+        ChatSession.agent_id,
+        ChatSession.model,
+        ChatSession.created_at,
+        visible,
+        ChatSession.title,
     )
 
 

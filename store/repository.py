@@ -58,6 +58,7 @@ class Store:
     create_session = _Via("sessions", Sessions.create_session)
     get_session = _Via("sessions", Sessions.get_session)
     session_exists = _Via("sessions", Sessions.session_exists)
+    rename_session = _Via("sessions", Sessions.rename_session)
     append_messages = _Via("sessions", Sessions.append_messages)
 
     load_history = _Via("history", History.load_history)

@@ -232,14 +232,17 @@ class Sessions(Repository):
         model: str | None = None,
         messages: Sequence[Message | Mapping[str, Any]] = (),
         add_missing_agent: bool = False,
+        title: str | None = None,
     ) -> str:
-        """A new session (a random id when none is given), with ``messages`` appended; with
+        """A new session (a random id when none is given), named ``title`` (``NAME_RULE``;
+        ``None``: its id names it), with ``messages`` appended; with
         ``add_missing_agent``, an ``agent_id`` that does not exist is created with blank
         settings (the system's apply), else refused. One transaction: a refused import stores
         no session, no agent."""
         session_id = check_session_id(session_id or uuid.uuid4().hex)
         check_name(agent_id, "agent id")
         check_name(model, "model")
+        check_name(title, "title")
         parsed = parse_messages(messages)
         with write_session(self.factory) as session:
             if agent_id is not None and session.get(Agent, agent_id) is None:
@@ -248,7 +251,7 @@ class Sessions(Repository):
                 _add_agent(session, agent_id)
             if session.get(ChatSession, session_id) is not None:
                 raise Conflict(f"session {session_id!r} already exists")
-            session.add(ChatSession(id=session_id, agent_id=agent_id, model=model))
+            session.add(ChatSession(id=session_id, agent_id=agent_id, model=model, title=title))
             if parsed:
                 session.flush()  # the session row before its messages (the foreign key)
                 _insert_messages(session, session_id, parsed, None)
@@ -262,6 +265,17 @@ class Sessions(Repository):
         if row is None:
             raise SessionNotFound(f"session {session_id!r} not found")
         return SessionInfo(*row)
+
+    def rename_session(self, session_id: str, title: str | None) -> None:
+        """The name a user sees (``NAME_RULE``); ``None`` clears it (the id names the session
+        again). A missing session is ``session_not_found``."""
+        check_name(title, "title")
+        with write_session(self.factory) as session:
+            renamed = session.execute(
+                update(ChatSession).where(ChatSession.id == session_id).values(title=title)
+            )
+            if not renamed.rowcount:  # type: ignore[attr-defined]
+                raise SessionNotFound(f"session {session_id!r} not found")
 
     def session_exists(self, session_id: str) -> bool:
         with read_session(self.factory) as session:

@@ -20,7 +20,7 @@ from compaction.gateway.responses import (
     SessionItem,
     SessionList,
 )
-from compaction.gateway.schemas import ERRORS, CompactRequest, NewSession, View
+from compaction.gateway.schemas import ERRORS, CompactRequest, NewSession, SessionUpdate, View
 from compaction.producers.transcripts import parse_transcript, store_transcript
 from compaction.producers.views import history_rows
 from compaction.store.listing import MAX_LISTED
@@ -52,6 +52,7 @@ def create_session(ctx: ProducersDep, body: NewSession) -> CreatedSession:
         model=body.model,
         append=False,
         source="messages",
+        title=body.title,
     )
     return CreatedSession(id=session_id)
 
@@ -64,6 +65,14 @@ def get_session(ctx: ProducersDep, session_id: SessionId) -> SessionItem:
     return SessionItem.of(ctx.session_item(listed, compactions))
 
 
+@router.patch("/api/sessions/{session_id}")
+def rename_session(ctx: ProducersDep, session_id: SessionId, body: SessionUpdate) -> SessionItem:
+    """Rename the session (``compaction session rename``): ``title`` by the name rule, ``null``
+    clears it. The session as the list shows it."""
+    ctx.store.rename_session(session_id, body.title)
+    return get_session(ctx, session_id)
+
+
 @router.post("/api/sessions/{session_id}/import")
 def import_transcript(
     ctx: ProducersDep,
@@ -73,6 +82,13 @@ def import_transcript(
     ],
     agent_id: Annotated[
         Name | None, Query(alias="agentId", description="a new session's agent")
+    ] = None,
+    title: Annotated[
+        Name | None,
+        Query(
+            description="the session's name (the console sends the file's): names a new "
+            "session, renames an existing one"
+        ),
     ] = None,
 ) -> Imported:
     """Append a transcript (the session is created if missing), as ``compaction import
@@ -86,6 +102,7 @@ def import_transcript(
         session_id=session_id,
         agent_id=agent_id,
         source="the body",
+        title=title,
     )
     return Imported(id=stored, imported=len(messages))
 

@@ -158,6 +158,7 @@ def test_every_route_answers_as_documented(
     assert ok(client.post("/api/sessions/airline/import", json=forty()))["imported"] == 40
     assert {s["id"] for s in ok(client.get("/api/sessions"))["sessions"]} == {"typed", "airline"}
     assert ok(client.get("/api/sessions/airline"))["messages"] == 40
+    assert ok(client.patch("/api/sessions/airline", json={"title": "a"}))["title"] == "a"
 
     # a turn: the reply is a history row, camelCase like the history's
     fake_llm.script(Reply(text="Typed reply."))
