@@ -22,6 +22,7 @@ from compaction.core.errors import (
 from compaction.core.loop import LoopResult, compact_loop, is_loop_summary
 from compaction.core.messages import SUMMARY_MARKER, Message, ToolCall, messages_from_dicts
 from compaction.core.prompts_loop import LOOP_MARKER
+from compaction.core.receipt import SpanReceipt, compacted_span, receipt_of
 from compaction.core.staged import Staged, compact_staged, first_stage, loop_follows
 from compaction.core.tokens import estimate_messages_tokens, estimate_tokens
 
@@ -37,6 +38,7 @@ __all__ = [
     "Message",
     "MessageTooLarge",
     "NothingToCompact",
+    "SpanReceipt",
     "Staged",
     "Summarizer",
     "SummaryRequest",
@@ -48,10 +50,12 @@ __all__ = [
     "compact_loop",
     "compact_staged",
     "compactable",
+    "compacted_span",
     "estimate_messages_tokens",
     "estimate_tokens",
     "first_stage",
     "is_loop_summary",
     "loop_follows",
     "messages_from_dicts",
+    "receipt_of",
 ]

@@ -277,10 +277,15 @@ def messages_from_dicts(items: Iterable[Mapping[str, Any]]) -> list[Message]:
     return indexed(items, lambda item: [Message.from_dict(item)])
 
 
+def is_real_user(message: Message) -> bool:
+    """A user's own words: a user message that is not a compaction summary (tool results are
+    ``tool`` messages)."""
+    return message.role == "user" and not message.is_summary
+
+
 def last_real_user_index(messages: Sequence[Message]) -> int | None:
     """Index of the last user message that is not a compaction summary."""
     for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role == "user" and not message.is_summary:
+        if is_real_user(messages[index]):
             return index
     return None

@@ -185,15 +185,29 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
     head, tail = config.serialize_head_chars, config.serialize_tail_chars
     rules = None
     if config.redact_secrets:
-        # The entries are made of these words (cut), the tool names and the role tags; an
-        # escaped argument's secrets are matched on its strings (compaction/core/arguments.py).
-        rules = rules_for(" ".join([*words, *(call.name for call in turns.calls)]))
+        rules = span_rules(turns, words)
         shown = redacted(turns.messages, rules, turns.escaped)
         entries = redact_many(serialize(shown, head, tail), rules)
     else:
         entries = serialize(turns.messages, head, tail)
     estimate = config.estimator()
     return _Material(turns, entries, [estimate(e) for e in entries], words, rules, estimate)
+
+
+def span_rules(turns: Turns, words: Sequence[str]) -> Rules:
+    """The redaction rules of a span: chosen on its distinct ``words`` and its tool names."""
+    # The entries are made of these words (cut), the tool names and the role tags; an
+    # escaped argument's secrets are matched on its strings (compaction/core/arguments.py).
+    return rules_for(" ".join([*words, *(call.name for call in turns.calls)]))
+
+
+def span_identifiers(turns: Turns, redact_secrets: bool) -> dict[str, list[str]]:
+    """The ledger's candidates of ``turns``, redacted as ``summarize`` redacts them: what a
+    receipt counts (``compaction/core/receipt.py``)."""
+    words = turns.distinct_words()
+    rules = span_rules(turns, words) if redact_secrets else None
+    secrets = Secrets.of(turns.texts, rules or ())
+    return ledger.extract(turns, words, rules, secrets)
 
 
 def _first(

@@ -1,0 +1,154 @@
+"""A compaction's receipt: what of the compacted span the result still holds (docs/architecture.md,
+"Receipt").
+
+The span is what a stage summarized (its middle) and what it pruned. Its exact identifiers are
+the ledger's own candidates (``summary.span_identifiers``: one extractor, redacted as the ledger
+is), and one is *kept* when it is in the result verbatim: in the summary (its body or its
+ledger) or in a message the result keeps. Each real user message of the span
+(``messages.is_real_user``) is kept verbatim or *folded* into the summary: after a compaction the
+user is reminded that those constraints now live in the summary.
+
+Pure and one pass over each side: the result's text is joined once, and each identifier is
+looked for in the summary first (small, where the ledger lists them) and only then in the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compaction.core.arguments import readable, strings_of
+from compaction.core.contract import AuxTokens, Count, Receipt, UserMessageCount
+from compaction.core.ledger import KINDS
+from compaction.core.messages import Message, is_real_user
+from compaction.core.redact import redact
+from compaction.core.result import CompactionResult
+from compaction.core.summary import span_identifiers
+from compaction.core.turns import Turns
+
+__all__ = ["MAX_LISTED", "SpanReceipt", "compacted_span", "receipt_of"]
+
+#: The most items a receipt lists per kind (and folded instructions): the counts stay exact,
+#: the lists are what a person reads (and what a run record stores).
+MAX_LISTED = 200
+#: A folded instruction is shown by its first line, cut to this many characters.
+FIRST_LINE_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class SpanReceipt:
+    """Per kind, how many identifiers the span held and those the result does not; how many
+    real user messages it held and the first lines of those folded into the summary."""
+
+    totals: dict[str, int]
+    missing: dict[str, tuple[str, ...]]
+    missing_counts: dict[str, int]
+    user_total: int
+    folded: tuple[str, ...]
+    folded_count: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.totals.values())
+
+    @property
+    def kept(self) -> int:
+        return self.total - sum(self.missing_counts.values())
+
+    @property
+    def verbatim(self) -> int:
+        return self.user_total - self.folded_count
+
+    def counts(
+        self,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cost: float | None = None,
+    ) -> Receipt:
+        """The wire form (``compaction_done.receipt``); aux tokens only when the stage called
+        the auxiliary model."""
+        aux = None
+        if input_tokens is not None or output_tokens is not None:
+            aux = AuxTokens(input=input_tokens or 0, output=output_tokens or 0)
+        return Receipt(
+            identifiers=Count(kept=self.kept, total=self.total),
+            user_messages=UserMessageCount(verbatim=self.verbatim, total=self.user_total),
+            aux_tokens=aux,
+            cost=cost,
+        )
+
+    def lists(self) -> dict[str, Any]:
+        """The run record's JSON (``compaction_run.receipt``, the runs API's ``receipt``)."""
+        return {
+            "identifiers": {
+                "kept": self.kept,
+                "total": self.total,
+                "totals": dict(self.totals),
+                "missingCounts": dict(self.missing_counts),
+                "missing": {kind: list(items) for kind, items in self.missing.items() if items},
+            },
+            "userMessages": {
+                "verbatim": self.verbatim,
+                "total": self.user_total,
+                "folded": list(self.folded),
+            },
+        }
+
+
+def compacted_span(before: Sequence[Message], result: CompactionResult) -> list[Message]:
+    """The messages of ``before`` (a stage's input) that ``result`` summarized or pruned: the
+    middle, then the pruned ones outside it (found by their stored ids)."""
+    start, end = result.middle if result.summarized else (0, 0)
+    span = list(before[start:end])
+    pruned = set(result.pruned_ids)
+    if pruned:
+        span += [m for i, m in enumerate(before) if m.id in pruned and not start <= i < end]
+    return span
+
+
+def receipt_of(
+    span: Sequence[Message], result: CompactionResult, *, redact_secrets: bool = True
+) -> SpanReceipt:
+    """The receipt of a stage: ``span`` is what it compacted (``compacted_span``), ``result``
+    what it returned; ``redact_secrets`` as the stage's config (the ledger's items are
+    redacted alike, so a secret is never listed as missing)."""
+    turns = Turns.of(span)
+    summary = result.summary_text
+    kept_text = _text(result.messages)
+    totals: dict[str, int] = {}
+    missing: dict[str, tuple[str, ...]] = {}
+    counts: dict[str, int] = {}
+    for kind, items in span_identifiers(turns, redact_secrets).items():
+        lost = [i for i in items if i not in summary and i not in kept_text]
+        totals[kind], counts[kind], missing[kind] = len(items), len(lost), tuple(lost[:MAX_LISTED])
+    users = _user_words(turns.messages)
+    folded = [m for m in users if m not in summary and m not in kept_text]
+    return SpanReceipt(
+        totals={k: totals.get(k, 0) for k in KINDS},
+        missing={k: missing.get(k, ()) for k in KINDS},
+        missing_counts={k: counts.get(k, 0) for k in KINDS},
+        user_total=len(users),
+        # the user's own words, redacted in their context (a key typed there stays out)
+        folded=tuple(_first_line(redact(m)) for m in folded[:MAX_LISTED]),
+        folded_count=len(folded),
+    )
+
+
+def _user_words(messages: Iterable[Message]) -> list[str]:
+    """The real user messages' texts (stripped), empty ones left out."""
+    return [text for m in messages if is_real_user(m) and (text := m.source_text.strip())]
+
+
+def _text(messages: Iterable[Message]) -> str:
+    """What the model reads of ``messages``: contents and tool-call arguments (decoded)."""
+    parts: list[str] = []
+    for message in messages:
+        parts.append(message.content)
+        parts.extend(readable(c.arguments, strings_of(c.arguments)) for c in message.tool_calls)
+    return "\n".join(parts)
+
+
+def _first_line(text: str) -> str:
+    line = text.split("\n", 1)[0].strip()
+    return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1] + "…"
