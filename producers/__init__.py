@@ -52,9 +52,15 @@ def check_and_enqueue(
 
 
 def request_manual(
-    session_id: str, *, focus: str | None = None, context_window: int | None = None
+    session_id: str,
+    *,
+    focus: str | None = None,
+    context_window: int | None = None,
+    review: bool = False,
 ) -> EnqueueResult:
-    return default().request_manual(session_id, focus=focus, context_window=context_window)
+    return default().request_manual(
+        session_id, focus=focus, context_window=context_window, review=review
+    )
 
 
 def wait_for_compaction(session_id: str, timeout: float = 60.0) -> AnyEvent | None:

@@ -30,6 +30,8 @@ from compaction.store import SessionListing
 
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
+    from compaction.producers.drafts import AppliedDraft
+    from compaction.store.drafts import DraftRecord
 
 #: ``(ctx, session_id, request_id, timeout)`` → the request's final event; ``TimeoutError``
 Waiter = Callable[["Producers", str, str, float], Awaitable[AnyEvent]]
@@ -100,10 +102,19 @@ class AsyncProducers:
         )
 
     async def request_manual(
-        self, session_id: str, *, focus: str | None = None, context_window: int | None = None
+        self,
+        session_id: str,
+        *,
+        focus: str | None = None,
+        context_window: int | None = None,
+        review: bool = False,
     ) -> EnqueueResult:
         return await asyncio.to_thread(
-            self.producers.request_manual, session_id, focus=focus, context_window=context_window
+            self.producers.request_manual,
+            session_id,
+            focus=focus,
+            context_window=context_window,
+            review=review,
         )
 
     async def append_messages(
@@ -179,6 +190,24 @@ class AsyncProducers:
             self.producers.record_turn, session_id, ensured, usage, model
         )
 
+    async def get_draft(self, draft_id: int) -> DraftRecord:
+        return await asyncio.to_thread(self.producers.get_draft, draft_id)
+
+    async def session_drafts(self, session_id: str) -> list[DraftRecord]:
+        return await asyncio.to_thread(self.producers.session_drafts, session_id)
+
+    async def edit_draft(self, draft_id: int, summary: str) -> DraftRecord:
+        return await asyncio.to_thread(self.producers.edit_draft, draft_id, summary)
+
+    async def discard_draft(self, draft_id: int) -> DraftRecord:
+        return await asyncio.to_thread(self.producers.discard_draft, draft_id)
+
+    async def apply_draft(self, draft_id: int) -> AppliedDraft:
+        return await asyncio.to_thread(self.producers.apply_draft, draft_id)
+
+    async def regenerate_draft(self, draft_id: int, *, focus: str | None = None) -> EnqueueResult:
+        return await asyncio.to_thread(self.producers.regenerate_draft, draft_id, focus=focus)
+
 
 class AsyncEventRelay:
     """``async for event in relay.events(): ...``; same contract as ``EventRelay``."""
@@ -247,9 +276,12 @@ async def request_manual(
     *,
     focus: str | None = None,
     context_window: int | None = None,
+    review: bool = False,
     ctx: Producers | None = None,
 ) -> EnqueueResult:
-    return await _twin(ctx).request_manual(session_id, focus=focus, context_window=context_window)
+    return await _twin(ctx).request_manual(
+        session_id, focus=focus, context_window=context_window, review=review
+    )
 
 
 async def publish_token_update(

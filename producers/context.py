@@ -20,7 +20,7 @@ import redis
 
 from compaction.core.tokens import TextEstimator
 from compaction.producers import aio as twins
-from compaction.producers import bounds, commands, ensure, stats, tokens, trigger, wait
+from compaction.producers import bounds, commands, drafts, ensure, stats, tokens, trigger, wait
 from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
 from compaction.service.context import SessionContext, SessionContexts
@@ -33,10 +33,12 @@ if TYPE_CHECKING:
     from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
     from compaction.core.messages import Message
     from compaction.producers.aio import AsyncProducers
+    from compaction.producers.drafts import AppliedDraft
     from compaction.producers.ensure import Ensured
     from compaction.producers.relay import EventRelay
     from compaction.producers.trigger import TriggerResult
     from compaction.service.queue import EnqueueResult
+    from compaction.store.drafts import DraftRecord
 
 
 @dataclass
@@ -101,9 +103,16 @@ class Producers:
         )
 
     def request_manual(
-        self, session_id: str, *, focus: str | None = None, context_window: int | None = None
+        self,
+        session_id: str,
+        *,
+        focus: str | None = None,
+        context_window: int | None = None,
+        review: bool = False,
     ) -> EnqueueResult:
-        return trigger.request_manual(self, session_id, focus=focus, context_window=context_window)
+        return trigger.request_manual(
+            self, session_id, focus=focus, context_window=context_window, review=review
+        )
 
     parse_slash_command = staticmethod(commands.parse_slash_command)
 
@@ -152,6 +161,26 @@ class Producers:
     def relay(self, session_id: str | None = None, *, since: str | None = None) -> EventRelay:
         """An ``EventRelay`` on these resources, subscribed once returned."""
         return relays.EventRelay(session_id, ctx=self, since=since)
+
+    # --- a review's drafts (drafts.py) -------------------------------------------------------
+
+    def get_draft(self, draft_id: int) -> DraftRecord:
+        return self.store.get_draft(draft_id)
+
+    def session_drafts(self, session_id: str) -> list[DraftRecord]:
+        return self.store.session_drafts(session_id)
+
+    def edit_draft(self, draft_id: int, summary: str) -> DraftRecord:
+        return drafts.edit_draft(self, draft_id, summary)
+
+    def discard_draft(self, draft_id: int) -> DraftRecord:
+        return self.store.discard_draft(draft_id)
+
+    def apply_draft(self, draft_id: int) -> AppliedDraft:
+        return drafts.apply_draft(self, draft_id)
+
+    def regenerate_draft(self, draft_id: int, *, focus: str | None = None) -> EnqueueResult:
+        return drafts.regenerate_draft(self, draft_id, focus)
 
     # --- the context figures (stats.py) -----------------------------------------------------
 

@@ -174,9 +174,11 @@ def request_manual(
     *,
     focus: str | None = None,
     context_window: int | None = None,
+    review: bool = False,
 ) -> EnqueueResult:
     """``/compact``: always runs the whole pipeline, whatever the size (docs/architecture.md, "The
-    job"); ``CompactionDisabled`` when compaction is switched off."""
+    job"); ``CompactionDisabled`` when compaction is switched off. ``review``: a draft to review
+    instead of an apply (docs/architecture.md, "Review")."""
     if not ctx.settings.enabled:
         raise CompactionDisabled
     ctx.store.get_session(session_id)  # session_not_found before anything is queued
@@ -186,5 +188,6 @@ def request_manual(
             reason="manual",
             focus=focus or None,
             context_window=context_window,
+            review=review,
         )
     return submit(ctx.redis, ctx.settings, request)

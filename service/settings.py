@@ -67,6 +67,13 @@ class Settings(BaseSettings, CompactionParameters):
         description="how long a manual request waits for a running compaction of its session, "
         "then runs",
     )
+    draft_ttl_seconds: int = Field(
+        3600,
+        ge=60,
+        le=30 * 86_400,
+        description="how long a review's draft can be applied (docs/architecture.md, "
+        '"Review")',
+    )
     llm_timeout_s: float = Field(
         30.0,
         gt=0,

@@ -4,7 +4,7 @@ restoring runs is ``store.runs``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,9 @@ from compaction.store.records import (
     SummaryWrite,
 )
 from compaction.store.sessions import reserve_seqs
+
+#: a step of the write's own transaction, after it (``Compactions.apply_compaction``)
+Then = Callable[[Connection, AppliedCompaction], None]
 
 #: Ids per ``IN (...)`` list: well under the 65,535 parameters a PostgreSQL statement may hold.
 ID_CHUNK = 1_000
@@ -192,11 +195,14 @@ def _mark_pruned(
 
 
 class Compactions(Repository):
-    def apply_compaction(self, write: CompactionWrite) -> AppliedCompaction:
+    def apply_compaction(
+        self, write: CompactionWrite, then: Then | None = None
+    ) -> AppliedCompaction:
         """Insert the summary and mark the middle by ``seq`` range (when there is a summary),
         mark the pruned rows, record the run and bump the version, all or nothing. A stale
         ``expected_version`` is ``lock_lost``; a range that is not what the core compacted is
-        ``invalid_request``."""
+        ``invalid_request``. ``then`` runs last in the same transaction (a review's draft
+        closes there: ``store.drafts``); what it raises undoes the write."""
         session_id, summary = write.origin.session_id, write.summary
         if summary and (summary.first_seq > summary.last_seq or summary.expected_removed < 1):
             raise InvalidRequest("an empty range: nothing to compact")
@@ -234,7 +240,10 @@ class Compactions(Repository):
                 summary_ref = {"summaryMessageId": summary_id} if summary else {}
                 payload = {"runId": run_id, **summary_ref, **write.event.payload}
                 _event_row(conn, session_id, "done", write.event.text, payload, seq=event_seq)
-            return AppliedCompaction(run_id, summary_id, removed, pruned, version)
+            applied = AppliedCompaction(run_id, summary_id, removed, pruned, version)
+            if then is not None:
+                then(conn, applied)
+            return applied
 
     def record_failed_run(self, run: FailedRun) -> int:
         """A failed (or skipped) run: the history is untouched; the run and, optionally, its

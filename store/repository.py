@@ -17,6 +17,7 @@ from compaction.store.agents import Agents
 from compaction.store.auxiliary import Auxiliary
 from compaction.store.channels import Channels
 from compaction.store.compactions import Compactions
+from compaction.store.drafts import Drafts
 from compaction.store.history import History
 from compaction.store.listing import Listing
 from compaction.store.runs import RunLog
@@ -48,6 +49,7 @@ class Store:
         self.history = History(factory)
         self.compactions = Compactions(factory)
         self.run_log = RunLog(factory)
+        self.drafts = Drafts(factory)
         self.channels = Channels(factory)
         self.auxiliary = Auxiliary(factory)
         self.agents = Agents(factory)
@@ -67,6 +69,14 @@ class Store:
     apply_compaction = _Via("compactions", Compactions.apply_compaction)
     record_failed_run = _Via("compactions", Compactions.record_failed_run)
     append_event = _Via("compactions", Compactions.append_event)
+
+    create_draft = _Via("drafts", Drafts.create_draft)
+    get_draft = _Via("drafts", Drafts.get_draft)
+    session_drafts = _Via("drafts", Drafts.session_drafts)
+    edit_draft = _Via("drafts", Drafts.edit_draft)
+    discard_draft = _Via("drafts", Drafts.discard_draft)
+    expire_drafts = _Via("drafts", Drafts.expire_drafts)
+    apply_draft = _Via("drafts", Drafts.apply_draft)
 
     runs = _Via("run_log", RunLog.runs)
     get_run = _Via("run_log", RunLog.get_run)

@@ -47,7 +47,7 @@ from compaction.store.records import (
     StoredMessage,
     compaction_write,
 )
-from compaction.worker import metrics, updates
+from compaction.worker import drafts, metrics, updates
 from compaction.worker.lock import SessionLock
 from compaction.worker.runtime import Runtime
 from compaction.worker.summarizers import ChannelSummarizer, Written
@@ -175,6 +175,8 @@ def announce(job: JobRun, stage: Stage) -> None:
     request = job.request
     job.stage = stage
     job.runtime.publisher.publish(CompactionStart(stage=stage, **job.event_fields()))
+    if request.review:  # a review leaves no row: its outcome is a draft, not the history's
+        return
     payload = {"requestId": request.request_id, "reason": request.reason, "stage": stage}
     job.runtime.store.append_event(
         request.session_id, "start", event_text("start", payload, job.language), payload
@@ -263,6 +265,8 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
         )
         if (skipped := not_smaller(job, history, "history")) is not None:
             return skipped
+        if request.review:  # a draft of the first stage, the history untouched
+            return drafts.draft(job, lock, (loaded, history, "history"), summarizer)
         if not loop_follows(history, loaded.config):
             return finish(job, lock, (loaded, history, "history"), summarizer)
         done, applied = commit(job, lock, (loaded, history, "history"), summarizer, "loop")
@@ -280,6 +284,8 @@ def run_locked(job: JobRun, lock: SessionLock) -> AnyEvent:
     )
     if (skipped := not_smaller(job, result, "loop")) is not None:
         return skipped
+    if request.review:
+        return drafts.draft(job, lock, (loaded, result, "loop"), summarizer)
     return finish(job, lock, (loaded, result, "loop"), summarizer)
 
 

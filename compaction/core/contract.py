@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     TypeAdapter,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -196,6 +197,13 @@ class CompactionRequested(Wire):
     #: write a draft for the user to review instead of applying (docs/architecture.md,
     #: "Review"); only a manual request may ask for one
     review: bool = False
+
+    @model_validator(mode="after")
+    def _review_is_manual(self) -> CompactionRequested:
+        # automatic compactions never wait for a review (docs/architecture.md, "Review")
+        if self.review and self.reason != "manual":
+            raise ValueError("review: only a manual request may ask for a review")
+        return self
 
 
 class Event(Wire):

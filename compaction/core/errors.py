@@ -203,6 +203,20 @@ class ReplyTooLong(CompactionError):
     code = "reply_too_long"
 
 
+class DraftStale(CompactionError):
+    """The session changed since a review's draft and the draft no longer fits
+    (docs/architecture.md, "Review"): not applied, nothing changed."""
+
+    code = "draft_stale"
+
+
+class DraftClosed(CompactionError):
+    """A review's draft that was applied, discarded or has expired (docs/architecture.md,
+    "Review")."""
+
+    code = "draft_closed"
+
+
 class LlmTimeout(CompactionError):
     code = "llm_timeout"
 
