@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from compaction.core.config import CompactionConfig
 from compaction.core.messages import Message, last_real_user_index
+from compaction.core.pins import kept_and_summarized
 from compaction.core.tokens import estimate_tokens
 
 #: Assistant steps the loop stage keeps verbatim at the end of the loop, at the least.
@@ -186,5 +187,7 @@ def bounds_for(
 
 
 def summarizable(middle: Sequence[Message]) -> bool:
-    """At least two messages, not only earlier summaries."""
-    return len(middle) >= 2 and not all(m.is_summary for m in middle)
+    """At least two messages besides the pinned steps (docs/architecture.md, "Pins"), not only
+    earlier summaries."""
+    _kept, rest = kept_and_summarized(middle)
+    return len(rest) >= 2 and not all(m.is_summary for m in rest)

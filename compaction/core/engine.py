@@ -20,6 +20,7 @@ from compaction.core.errors import (
     SystemPromptTooLarge,
 )
 from compaction.core.messages import Message
+from compaction.core.pins import kept_in_middle
 from compaction.core.prompts import Language, summary_language
 from compaction.core.pruning import PLACEHOLDER, prune
 from compaction.core.result import CompactionResult, PhaseClock, summary_fields
@@ -74,10 +75,10 @@ def compact(
         summarizer,
         previous_summary=previous_summary,
         # What the summary replaces, as it was before phase 1 pruned it.
-        middle_tokens=sum(measured.counts[cut.start : cut.end]),
+        middle_tokens=sum(measured.counts[i] for i in cut.summarized_at),
         language=measured.language,
         focus=focus,
-        head=cut.head,
+        head=cut.kept_before,
         lap=clock.lap,
     )
     return _assemble(measured, cut, summary, config, clock)
@@ -109,21 +110,34 @@ class _Pruned:
 @dataclass(frozen=True, slots=True)
 class _Cut:
     """Phase 2: the pruned list cut into ``items[:start]`` (head), the middle and
-    ``items[end:]`` (tail); ``pruned_at`` are the pruned messages left outside the head."""
+    ``items[end:]`` (tail); ``pruned_at`` are the pruned messages left outside the head;
+    ``pinned`` the indices of the middle's pinned steps, kept verbatim before the summary
+    (docs/algorithm.md, "Pins")."""
 
     items: list[Message]
     counts: list[int]
     start: int
     end: int
     pruned_at: list[int]
+    pinned: frozenset[int] = frozenset()
 
     @property
     def head(self) -> list[Message]:
         return self.items[: self.start]
 
     @property
+    def summarized_at(self) -> list[int]:
+        """Indices of what the summary replaces: the middle but its pinned steps."""
+        return [i for i in range(self.start, self.end) if i not in self.pinned]
+
+    @property
     def middle(self) -> list[Message]:
-        return self.items[self.start : self.end]
+        return [self.items[i] for i in self.summarized_at]
+
+    @property
+    def kept_before(self) -> list[Message]:
+        """What stays before the summary: the head, then the middle's pinned steps in order."""
+        return [*self.head, *(self.items[i] for i in sorted(self.pinned))]
 
     @property
     def tail(self) -> list[Message]:
@@ -208,7 +222,8 @@ def _cut(
         items = [*measured.items[:start], *items[start:]]
         counts = [*measured.counts[:start], *counts[start:]]
         at = [i for i in at if i >= start]
-    cut = _Cut(items, counts, start, end, at)
+    pinned = frozenset(start + i for i in kept_in_middle(items[:start], items[start:end]))
+    cut = _Cut(items, counts, start, end, at, pinned)
     if not summarizable(cut.middle):
         raise NothingToCompact(
             f"the middle between the protected head and the tail holds {len(cut.middle)} message(s)"
@@ -221,15 +236,11 @@ def _assemble(
 ) -> CompactionResult:
     """Phase 4: head, summary message and tail, orphans repaired."""
     message = Message(role="user", content=summary.text, is_summary=True)
-    out = assemble(cut.head, message, cut.tail, ORPHAN_RESULT[measured.language])
+    kept = cut.kept_before
+    out = assemble(kept, message, cut.tail, ORPHAN_RESULT[measured.language])
     clock.lap("assemble")
-    # The head and the tail are counted already; the summary and any orphan's placeholder not.
-    tokens_after = estimate_reusing(
-        out,
-        [*cut.head, *cut.tail],
-        [*cut.counts[: cut.start], *cut.counts[cut.end :]],
-        config.estimator(),
-    )
+    # What is kept is counted already; the summary and any orphan's placeholder not.
+    tokens_after = estimate_reusing(out, cut.items, cut.counts, config.estimator())
     middle = cut.middle
     return CompactionResult(
         out,
@@ -238,6 +249,7 @@ def _assemble(
         summarized=True,
         compressed_ids=[m.id for m in middle if m.id is not None],
         removed_count=len(middle),
+        kept_ids=_ids(cut.items, sorted(cut.pinned)),
         pruned_ids=_ids(measured.items, cut.pruned_at),
         pruned_count=len(cut.pruned_at),
         language=measured.language,

@@ -203,6 +203,13 @@ class ReplyTooLong(CompactionError):
     code = "reply_too_long"
 
 
+class PinsOverThreshold(CompactionError):
+    """The pinned messages with the system prompt would alone reach the session's threshold
+    (docs/architecture.md, "Pins"): no compaction could bring it under, so not pinned."""
+
+    code = "pins_over_threshold"
+
+
 class DraftStale(CompactionError):
     """The session changed since a review's draft and the draft no longer fits
     (docs/architecture.md, "Review"): not applied, nothing changed."""

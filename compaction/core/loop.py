@@ -23,6 +23,7 @@ from compaction.core.config import CompactionConfig
 from compaction.core.engine import CompactionResult, Reason, checked_counts
 from compaction.core.errors import NothingToCompact
 from compaction.core.messages import Message
+from compaction.core.pins import kept_in_middle
 from compaction.core.prompts import Language, summary_language
 from compaction.core.prompts_loop import LOOP, is_loop_summary
 from compaction.core.result import PhaseClock, summary_fields
@@ -74,30 +75,34 @@ def compact_loop(
         return LoopResult(items, tokens, tokens, summarized=False, language=language)
     clock.lap("estimate")
     start, end, steps = _bounds(items, counts, config, keep_recent_steps, reason)
-    middle = items[start:end]
+    # Pinned steps of the older part stay verbatim before the summary (docs/algorithm.md, "Pins").
+    pinned = {start + i for i in kept_in_middle(items[:start], items[start:end])}
+    middle = [items[i] for i in range(start, end) if i not in pinned]
+    before = [*items[:start], *(items[i] for i in sorted(pinned))]
     clock.lap("boundaries")
     summary = summarize(
         middle,
         config,
         summarizer,
         previous_summary=previous_loop_summary,
-        middle_tokens=sum(counts[start:end]),
+        middle_tokens=sum(counts[start:end]) - sum(counts[i] for i in pinned),
         language=language,
         focus=focus,
-        head=items[:start],
+        head=before,
         lap=clock.lap,
         prompts=LOOP,
     )
-    out, message = _assembled(items, start, end, summary.text, language)
-    kept = [*counts[:start], *counts[end:]]  # what stays around the summary is counted already
+    out, message = _assembled(before, items[end:], summary.text, language)
     clock.lap("assemble")
     return LoopResult(
         out,
         tokens,
-        estimate_reusing(out, [*items[:start], *items[end:]], kept, estimate),
+        # what stays around the summary is counted already
+        estimate_reusing(out, items, counts, estimate),
         summarized=True,
         compressed_ids=[m.id for m in middle if m.id is not None],
         removed_count=len(middle),
+        kept_ids=[i for i in (items[k].id for k in sorted(pinned)) if i is not None],
         language=language,
         middle=(start, end),
         **summary_fields(summary, message),
@@ -108,11 +113,12 @@ def compact_loop(
 
 
 def _assembled(
-    items: Sequence[Message], start: int, end: int, text: str, language: Language
+    before: Sequence[Message], after: Sequence[Message], text: str, language: Language
 ) -> tuple[list[Message], Message]:
-    """The loop with its older part replaced by the execution summary, checked valid."""
+    """The loop with its older part replaced by the execution summary (its pinned steps kept
+    before it), checked valid."""
     message = Message(role="user", content=text, is_summary=True)
-    out = assemble(items[:start], message, items[end:], ORPHAN_RESULT[language])
+    out = assemble(before, message, after, ORPHAN_RESULT[language])
     ensure_valid(out, provider="openai")
     return out, message
 

@@ -56,6 +56,9 @@ class Message:
     ``is_summary`` marks an earlier compaction's summary: set by ``compact()`` on the summary it
     writes and by the store on the rows it wrote so, never inferred from the text (a user may
     type the marker; docs/architecture.md, "The algorithm").
+    ``pinned`` marks a message the user pinned: no stage summarizes or prunes it, nor the tool
+    call or results it forms a step with (``compaction.core.pins``; docs/architecture.md,
+    "Pins"). Set by the store from the row, never by a transcript.
     """
 
     role: Role
@@ -65,6 +68,7 @@ class Message:
     id: int | None = None
     original_content: str | None = None
     is_summary: bool = False
+    pinned: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -90,15 +94,23 @@ class Message:
         id: int | None,
         original_content: str | None = None,
         is_summary: bool = False,
+        pinned: bool = False,
     ) -> Message:
         """Build without the checks, for rows the database already constrains (role, text
         content): twice as fast, which counts when loading 10,000 messages."""
         message = object.__new__(cls)
         # The slots' own setters (frozen: ``__init__`` goes through object.__setattr__, which
         # looks each name up first).
-        set_role, set_content, set_calls, set_call_id, set_id, set_original, set_summary = (
-            _MESSAGE_SETTERS
-        )
+        (
+            set_role,
+            set_content,
+            set_calls,
+            set_call_id,
+            set_id,
+            set_original,
+            set_summary,
+            set_pinned,
+        ) = _MESSAGE_SETTERS
         set_role(message, role)
         set_content(message, content)
         set_calls(message, tool_calls)
@@ -106,6 +118,7 @@ class Message:
         set_id(message, id)
         set_original(message, original_content)
         set_summary(message, is_summary)
+        set_pinned(message, pinned)
         return message
 
     @property
@@ -125,6 +138,7 @@ class Message:
             self.id,
             original,
             self.is_summary,
+            self.pinned,
         )
 
     def to_dict(self) -> dict[str, Any]:

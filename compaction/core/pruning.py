@@ -3,7 +3,7 @@
 Walking from the end, once the running total passes the tail budget, every earlier tool result
 longer than ``prune_min_chars`` gets a placeholder. The original is kept on the message
 (``original_content``) so the summarizer and the full history still see it. The protected head
-is never touched.
+is never touched, nor a pinned step (``compaction.core.pins``; docs/architecture.md, "Pins").
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compaction.core.messages import Message
+from compaction.core.pins import pinned_indices
 
 PLACEHOLDER = {
     "zh": "[旧工具输出已清除以节省上下文]",
@@ -41,10 +42,12 @@ def prune(
     """The pruned list and the indices of the messages that got the placeholder."""
     out = list(messages)
     pruned: list[int] = []
+    pinned = pinned_indices(messages)
     for index in range(head_end, prune_cut(token_counts, head_end, budget)):
         message = out[index]
         if (
             message.role == "tool"
+            and index not in pinned
             and message.original_content is None
             and len(message.content) > min_chars
         ):
@@ -58,6 +61,7 @@ def prune(
                 message.id,
                 message.content,
                 message.is_summary,
+                message.pinned,
             )
             pruned.append(index)
     return out, pruned

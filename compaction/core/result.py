@@ -21,6 +21,8 @@ class CompactionResult:
     summarized: bool
     compressed_ids: list[int] = field(default_factory=list)
     removed_count: int = 0
+    #: ids of the middle's messages kept verbatim before the summary (pins; docs/algorithm.md)
+    kept_ids: list[int] = field(default_factory=list)
     pruned_ids: list[int] = field(default_factory=list)
     pruned_count: int = 0
     summary_text: str = ""
