@@ -24,7 +24,7 @@ from compaction.gateway.schemas import View
 from compaction.producers.ensure import EnsureStatus
 from compaction.service.queue import EnqueueStatus
 from compaction.store.auxiliary import AuxiliarySource
-from compaction.store.models import RUN_STATUSES
+from compaction.store.models import DRAFT_STATUSES, RUN_STATUSES
 
 
 def _with_offset(value: datetime) -> datetime:
@@ -179,6 +179,51 @@ class ContextStats(Answer):
     turns: list[TurnFigures] = Field(description="the latest model calls, newest first")
     compactions: int
     last_run: LastRun | None
+
+
+# -- a review's drafts (docs/architecture.md, "Review")
+
+
+class Draft(Answer):
+    """A review's draft (``producers.drafts.draft_row``): nothing of it is applied until
+    ``POST /api/drafts/{id}/apply``."""
+
+    id: int
+    session_id: str
+    request_id: str | None
+    status: str = Field(json_schema_extra={"enum": list(DRAFT_STATUSES)})
+    focus: str | None
+    summary: str = Field(description="the summary applying writes (the user's text once edited)")
+    edited: bool
+    stage: str | None
+    removed_count: int = Field(description="messages the summary replaces")
+    pruned_count: int = Field(description="tool outputs pruned in the kept tail")
+    tokens_before: int
+    tokens_after: int
+    receipt: dict[str, Any] | None = Field(description="what the draft keeps, as a run's receipt")
+    model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    run_id: int | None = Field(description="the run an applied draft wrote")
+    created_at: Time
+    expires_at: Time
+
+
+class DraftList(Answer):
+    drafts: list[Draft] = Field(description="the newest first")
+
+
+class AppliedDraft(Answer):
+    """``POST /api/drafts/{id}/apply``: the run written (undo it as any run)."""
+
+    draft: Draft
+    run_id: int
+    summary_message_id: int | None
+    removed_count: int
+    pruned_count: int
+    tokens_before: int
+    tokens_after: int
 
 
 # -- runs

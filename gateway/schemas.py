@@ -43,6 +43,11 @@ class SessionUpdate(Body):
 
 class CompactRequest(Body):
     focus: str | None = Field(None, description="what the summary should keep above all")
+    review: bool = Field(
+        False,
+        strict=True,
+        description="write a draft to review (GET /api/drafts/{id}) instead of applying",
+    )
 
 
 class AgentUpdate(Body):

@@ -214,3 +214,45 @@ def _publish(ctx: Producers, done: CompactionDone) -> None:
         ctx.publish_token_update(done.session_id)
     except (CompactionError, redis.RedisError):  # the bar catches up on the next turn
         return
+
+
+def draft_row(draft: DraftRecord) -> dict[str, Any]:
+    """A draft as the API and ``compaction draft show --json`` give it (the plan's ids stay
+    inside: what a user reads are its counts)."""
+    summary = draft.plan.get("summary")
+    return {
+        "id": draft.id,
+        "session_id": draft.session_id,
+        "request_id": draft.request_id,
+        "status": draft.status,
+        "focus": draft.focus,
+        "summary": draft.summary,
+        "edited": draft.edited,
+        "stage": draft.plan.get("stage"),
+        "removed_count": summary["expectedRemoved"] if summary else 0,
+        "pruned_count": len(draft.plan.get("prunedIds", [])),
+        "tokens_before": draft.tokens_before,
+        "tokens_after": draft.tokens_after,
+        "receipt": draft.receipt,
+        "model": draft.model,
+        "input_tokens": draft.input_tokens,
+        "output_tokens": draft.output_tokens,
+        "cost": draft.cost,
+        "run_id": draft.run_id,
+        "created_at": draft.created_at,
+        "expires_at": draft.expires_at,
+    }
+
+
+def applied_row(applied: AppliedDraft) -> dict[str, Any]:
+    """What applying answers: the draft (now ``applied``) and the run it wrote."""
+    done = applied.event
+    return {
+        "draft": draft_row(applied.draft),
+        "run_id": applied.applied.run_id,
+        "summary_message_id": applied.applied.summary_message_id,
+        "removed_count": applied.applied.removed_count,
+        "pruned_count": applied.applied.pruned_count,
+        "tokens_before": done.tokens_before,
+        "tokens_after": done.tokens_after,
+    }

@@ -3,11 +3,12 @@ gateway")."""
 
 from fastapi import APIRouter
 
-from compaction.gateway.routes import agents, channels, chat, realtime, runs, sessions
+from compaction.gateway.routes import agents, channels, chat, drafts, realtime, runs, sessions
 
 ROUTERS: tuple[APIRouter, ...] = (
     sessions.router,
     runs.router,
+    drafts.router,
     agents.router,
     channels.router,
     realtime.router,

@@ -142,7 +142,9 @@ async def _handle(resources: Resources, client: _Client, text: str) -> None:
     if isinstance(request, SocketCompact):
         if request.session_id not in (None, session_id):
             raise InvalidRequest("sessionId: not this socket's session")
-        await resources.producers.aio().request_manual(session_id, focus=request.focus or None)
+        await resources.producers.aio().request_manual(
+            session_id, focus=request.focus or None, review=request.review
+        )
         return
     if client.turn is not None and client.turn.running:  # no queue of turns behind it
         raise Busy("this socket's turn is still running: send again once it has answered")

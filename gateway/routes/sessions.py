@@ -121,7 +121,8 @@ def compact(ctx: ProducersDep, session_id: SessionId, body: CompactRequest | Non
     session's queued auto request made manual (``upgraded``); ``already_pending`` when a
     manual one is queued already. The outcome comes as events (WebSocket, SSE)."""
     focus = body.focus if body is not None else None
-    queued = ctx.request_manual(session_id, focus=focus)
+    review = body.review if body is not None else False
+    queued = ctx.request_manual(session_id, focus=focus, review=review)
     return Queued(status=queued.status, request_id=queued.request_id)
 
 

@@ -20,6 +20,7 @@ from compaction.service.keys import events_stream
 from compaction.store.models import CompactionDraft, utcnow
 from tests.fakes import conversation
 from tests.integration.producer_helpers import drain, session_with
+from tests.services import stream_entries
 
 FOCUS = "keep the directory names"
 EDITED = "Edited by the user: the agent listed /srv/0 to /srv/29 and found one file in each."
@@ -27,7 +28,7 @@ EDITED = "Edited by the user: the agent listed /srv/0 to /srv/29 and found one f
 
 def events(ctx: Producers) -> list[dict[str, Any]]:
     stream = events_stream(ctx.settings.channel_prefix)
-    return [json.loads(fields[b"event"]) for _id, fields in ctx.redis.xrange(stream)]
+    return [json.loads(fields[b"event"]) for _id, fields in stream_entries(ctx.redis, stream)]
 
 
 def history(ctx: Producers, session_id: str) -> list[tuple[Any, ...]]:
