@@ -229,6 +229,27 @@ class AppliedDraft(Answer):
 # -- runs
 
 
+class ReceiptIdentifiers(Answer):
+    """The compacted span's exact identifiers (``compaction.core.receipt``), per kind."""
+
+    kept: int
+    total: int
+    totals: dict[str, int]
+    missing_counts: dict[str, int]
+    missing: dict[str, list[str]] = Field(description="those not kept, by kind (capped)")
+
+
+class ReceiptUserMessages(Answer):
+    verbatim: int
+    total: int
+    folded: list[str] = Field(description="first lines of those folded into the summary")
+
+
+class RunReceipt(Answer):
+    identifiers: ReceiptIdentifiers
+    user_messages: ReceiptUserMessages
+
+
 class Run(Answer):
     """A compaction run (``producers.views.run_row``)."""
 
@@ -247,6 +268,10 @@ class Run(Answer):
     model: str | None
     finished_at: Time
     restored_at: Time | None
+    input_tokens: int | None = Field(None, description="the auxiliary model's, from its usage")
+    output_tokens: int | None = None
+    cost: float | None = Field(None, description="USD, from the channel's prices; null: none")
+    receipt: RunReceipt | None = Field(None, description="what the run kept (a succeeded run)")
 
 
 class RunList(Answer):
@@ -309,6 +334,8 @@ class Channel(Answer):
     api_key_env: str | None
     auxiliary: bool
     default: bool
+    price_input: float | None = Field(None, description="USD per million input tokens")
+    price_output: float | None = Field(None, description="USD per million output tokens")
 
 
 class ChannelList(Answer):

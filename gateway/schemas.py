@@ -79,6 +79,10 @@ class NewChannel(Body):
     api_key_env: str | None = Field(None, description="the variable that holds the key")
     auxiliary: bool = False
     default: bool = False
+    price_input: float | None = Field(
+        None, description="USD per million input tokens (a run's cost; docs: Receipt)"
+    )
+    price_output: float | None = Field(None, description="USD per million output tokens")
 
 
 class ChannelUpdate(Body):
@@ -92,6 +96,11 @@ class ChannelUpdate(Body):
     api_key: str | None = None
     api_key_env: str | None = None
     auxiliary: bool | None = None
+    #: ``null`` (either) with no price given clears both
+    price_input: float | None = Field(
+        None, description="USD per million input tokens (a run's cost; docs: Receipt)"
+    )
+    price_output: float | None = Field(None, description="USD per million output tokens")
 
 
 class ErrorDetail(BaseModel):

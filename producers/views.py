@@ -55,6 +55,10 @@ def run_row(run: RunRecord) -> dict[str, Any]:
         "model": run.model,
         "finishedAt": run.finished_at.isoformat(),
         "restoredAt": run.restored_at.isoformat() if run.restored_at else None,
+        "inputTokens": run.input_tokens,
+        "outputTokens": run.output_tokens,
+        "cost": run.cost,
+        "receipt": run.receipt,
     }
 
 
@@ -71,6 +75,8 @@ def channel_row(channel: ChannelConfig, default_id: int | None) -> dict[str, Any
         "apiKeyEnv": channel.api_key_env,
         "auxiliary": channel.is_auxiliary,
         "default": channel.id == default_id,
+        "priceInput": channel.price_input_per_mtok,
+        "priceOutput": channel.price_output_per_mtok,
     }
 
 

@@ -72,6 +72,8 @@ def channel_config(row: ModelChannel) -> ChannelConfig:
         api_key=SecretStr(row.api_key) if row.api_key else None,
         api_key_env=row.api_key_env,
         is_auxiliary=row.is_auxiliary,
+        price_input_per_mtok=row.price_input_per_mtok,
+        price_output_per_mtok=row.price_output_per_mtok,
     )
 
 
@@ -211,6 +213,27 @@ def _check_sizes(
         )
 
 
+#: the highest price per million tokens a channel may be given (USD): far above any model's
+MAX_PRICE = 100_000.0
+
+
+def _prices(
+    price_input: float | None, price_output: float | None, clear: bool = False
+) -> dict[str, float | None]:
+    """The price columns an add or an edit sets (docs/architecture.md, "Receipt"): each given
+    one, checked; ``clear`` sets both to none (and takes no price with it)."""
+    given = {"price_input_per_mtok": price_input, "price_output_per_mtok": price_output}
+    if clear:
+        if price_input is not None or price_output is not None:
+            raise InvalidRequest("set the prices or clear them, not both")
+        return dict.fromkeys(given)
+    for column, value in given.items():
+        field = "priceInput" if column == "price_input_per_mtok" else "priceOutput"
+        if value is not None and not (0 <= value <= MAX_PRICE):  # NaN fails both
+            raise InvalidRequest(f"{field}: USD per million tokens, from 0 to {MAX_PRICE:g}")
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _refuse_new_destination(
     row: ModelChannel, provider: str | None, base_url: str | None, rekeyed: bool
 ) -> None:
@@ -305,9 +328,12 @@ class Channels(Repository):
         auxiliary: bool = False,
         default: bool = False,
         key_env_pattern: str = KEY_ENV_PATTERN,
+        price_input: float | None = None,
+        price_output: float | None = None,
     ) -> ChannelConfig:
         _check_sizes(name, model, base_url, api_key, api_key_env)
         _check_fields(provider, api_key, api_key_env, base_url, key_env_pattern)
+        prices = _prices(price_input, price_output)
         if default and not auxiliary:
             raise InvalidRequest("only an auxiliary channel can be the default one")
         with write_session(self.factory) as session:
@@ -320,6 +346,7 @@ class Channels(Repository):
                 api_key=api_key,
                 api_key_env=api_key_env,
                 is_auxiliary=auxiliary,
+                **prices,
             )
             session.add(row)
             session.flush()
@@ -364,6 +391,9 @@ class Channels(Repository):
         auxiliary: bool | None = None,
         force: bool = False,
         key_env_pattern: str = KEY_ENV_PATTERN,
+        price_input: float | None = None,
+        price_output: float | None = None,
+        clear_prices: bool = False,
     ) -> ChannelChange:
         """Change what is given. A new key replaces the variable and a new variable the key;
         ``clear_api_key`` leaves neither. A new base URL or provider is refused unless the key
@@ -381,7 +411,8 @@ class Channels(Repository):
             given["base_url"] = None
         if api_key or api_key_env or clear_api_key:
             given |= {"api_key": api_key or None, "api_key_env": api_key_env or None}
-        if not given and auxiliary is None:
+        prices = _prices(price_input, price_output, clear_prices)
+        if not given and auxiliary is None and not prices:
             raise InvalidRequest("nothing to change")
         with write_session(self.factory) as session:
             row = find_channel(session, channel)
@@ -394,7 +425,7 @@ class Channels(Repository):
                 use = _Use(session, row)
                 use.refuse_unless(force, "stays auxiliary", "unmarks it")
                 change = use.release(session)
-            for field, value in given.items():
+            for field, value in {**given, **prices}.items():
                 setattr(row, field, value)
             if auxiliary is not None:
                 row.is_auxiliary = auxiliary

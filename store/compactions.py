@@ -231,6 +231,8 @@ class Compactions(Repository):
                     "input_tokens": write.input_tokens,
                     "output_tokens": write.output_tokens,
                     "durations": write.durations or None,
+                    "receipt": write.receipt,
+                    "cost": write.cost,
                     "finished_at": now,
                 },
             )

@@ -122,6 +122,9 @@ class CompactionWrite:
     output_tokens: int | None = None
     durations: dict[str, float] = field(default_factory=dict)
     event: EventRow | None = None
+    #: what the run kept (``compaction.core.receipt``: the lists) and its cost in USD
+    receipt: dict[str, Any] | None = None
+    cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +171,9 @@ class RunRecord:
     worker: str | None
     finished_at: datetime
     restored_at: datetime | None
+    #: the receipt's lists (docs/architecture.md, "Receipt") and the cost in USD
+    receipt: dict[str, Any] | None = None
+    cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +189,9 @@ class ChannelConfig:
     api_key: SecretStr | None
     api_key_env: str | None
     is_auxiliary: bool
+    #: USD per million input and output tokens (a run's cost); ``None``: no price
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +270,8 @@ def compaction_write(
     *,
     model: str | None = None,
     event: EventRow | None = None,
+    receipt: dict[str, Any] | None = None,
+    cost: float | None = None,
 ) -> CompactionWrite:
     """The write for a core ``CompactionResult`` computed on ``view`` (the compacted history as
     loaded): the middle's ``seq`` range and count when the core summarized (``model`` wrote the
@@ -288,4 +299,6 @@ def compaction_write(
         output_tokens=result.output_tokens if summary else None,
         durations=dict(result.timings),
         event=event,
+        receipt=receipt,
+        cost=cost,
     )

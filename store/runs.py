@@ -47,6 +47,8 @@ def _record(row: CompactionRun) -> RunRecord:
         worker=row.worker,
         finished_at=row.finished_at,
         restored_at=row.restored_at,
+        receipt=row.receipt,
+        cost=row.cost,
     )
 
 

@@ -50,12 +50,41 @@ class JobMetrics:
         self.tokens_saved = Counter(
             "compaction_tokens_saved", "Estimated tokens removed by compactions", registry=registry
         )
+        # The receipts (docs/architecture.md, "Receipt"): what the auxiliary model read and
+        # wrote, what it cost, and how many exact identifiers of the compacted spans survived.
+        self.aux_tokens = Counter(
+            "compaction_aux_tokens",
+            "Auxiliary model tokens of applied stages, from the provider's usage",
+            ["direction"],
+            registry=registry,
+        )
+        self.cost = Counter(
+            "compaction_cost_usd",
+            "Cost of applied stages at the channels' prices",
+            registry=registry,
+        )
+        self.identifiers = Counter(
+            "compaction_identifiers",
+            "Exact identifiers of compacted spans, and those the results kept",
+            ["outcome"],
+            registry=registry,
+        )
 
     def record(self, outcome: str, code: str, seconds: float, tokens_saved: int = 0) -> None:
         self.jobs.labels(outcome, code).inc()
         self.duration.labels(outcome).observe(seconds)
         if tokens_saved > 0:
             self.tokens_saved.inc(tokens_saved)
+
+    def record_receipt(
+        self, kept: int, total: int, input_tokens: int, output_tokens: int, cost: float | None
+    ) -> None:
+        self.identifiers.labels("kept").inc(kept)
+        self.identifiers.labels("total").inc(total)
+        self.aux_tokens.labels("input").inc(input_tokens)
+        self.aux_tokens.labels("output").inc(output_tokens)
+        if cost:
+            self.cost.inc(cost)
 
 
 @functools.cache
@@ -67,6 +96,12 @@ def job_metrics() -> JobMetrics:
 
 def record(outcome: str, code: str, seconds: float, tokens_saved: int = 0) -> None:
     job_metrics().record(outcome, code, seconds, tokens_saved)
+
+
+def record_receipt(
+    kept: int, total: int, input_tokens: int, output_tokens: int, cost: float | None
+) -> None:
+    job_metrics().record_receipt(kept, total, input_tokens, output_tokens, cost)
 
 
 def _process_id() -> str:

@@ -47,8 +47,9 @@ from compaction.store.records import (
     StoredMessage,
     compaction_write,
 )
-from compaction.worker import drafts, metrics, updates
+from compaction.worker import drafts, metrics, receipts, updates
 from compaction.worker.lock import SessionLock
+from compaction.worker.receipts import StageReceipt
 from compaction.worker.runtime import Runtime
 from compaction.worker.summarizers import ChannelSummarizer, Written
 
@@ -189,8 +190,10 @@ def write(
     result: CompactionResult,
     written: Written,
     stage: Stage,
+    receipt: StageReceipt | None = None,
 ) -> AppliedCompaction:
-    """The stage's result and its done row, in one transaction fenced by the version loaded."""
+    """The stage's result, its receipt and its done row, in one transaction fenced by the
+    version loaded."""
     by = {"summarizer": written.summarizer} if written.summarizer else {}
     done = EventRow.of(
         "done",
@@ -205,7 +208,14 @@ def write(
         result.language,
     )
     plan = compaction_write(
-        loaded.view, result, job.origin(), loaded.version, model=written.model, event=done
+        loaded.view,
+        result,
+        job.origin(),
+        loaded.version,
+        model=written.model,
+        event=done,
+        receipt=receipt.lists() if receipt else None,
+        cost=receipt.cost if receipt else None,
     )
     return job.runtime.store.apply_compaction(plan)
 
@@ -226,7 +236,9 @@ def commit(
         job.fields["phases"] = {k: round(v, 4) for k, v in result.timings.items()}
     lock.check()
     written = summarizer.written()
-    applied = write(job, loaded, result, written, name)
+    receipt = receipts.stage_receipt(loaded.messages, result, loaded.config, written)
+    applied = write(job, loaded, result, written, name, receipt)
+    receipts.count(receipt)
     done = CompactionDone(
         stage=name,
         next_stage=next_stage,
@@ -237,6 +249,7 @@ def commit(
         pruned_count=applied.pruned_count,
         run_id=applied.run_id,
         summarizer=written.summarizer,
+        receipt=receipt.counts(),
         **job.event_fields(),
     )
     return done, applied

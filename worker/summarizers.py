@@ -37,6 +37,8 @@ class Written:
 
     summarizer: SummaryWriter | None
     model: str | None
+    #: the auxiliary channel's prices per million input and output tokens (the run's cost)
+    prices: tuple[float | None, float | None] = (None, None)
 
 
 class ChannelSummarizer:
@@ -45,6 +47,7 @@ class ChannelSummarizer:
         self.agent_id = agent_id
         self._llm: LlmSummarizer | None = None
         self.model: str | None = None
+        self.prices: tuple[float | None, float | None] = (None, None)
         #: who wrote the summaries of the stage at hand (``written`` starts the next one)
         self._writers: set[SummaryWriter] = set()
 
@@ -57,6 +60,7 @@ class ChannelSummarizer:
             channel = self.runtime.auxiliary_channel(self.agent_id)
             client = self.runtime.client_for(channel)
             self._llm, self.model = LlmSummarizer(client), client.model
+            self.prices = (channel.price_input_per_mtok, channel.price_output_per_mtok)
         return self._llm
 
     def summarize(self, request: SummaryRequest) -> Completion | str:
@@ -87,4 +91,4 @@ class ChannelSummarizer:
         writers, self._writers = self._writers, set()
         if "offline" in writers:
             return Written("offline", OFFLINE_MODEL)
-        return Written("model" if writers else None, self.model)
+        return Written("model" if writers else None, self.model, self.prices)

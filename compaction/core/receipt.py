@@ -27,7 +27,7 @@ from compaction.core.result import CompactionResult
 from compaction.core.summary import span_identifiers
 from compaction.core.turns import Turns
 
-__all__ = ["MAX_LISTED", "SpanReceipt", "compacted_span", "receipt_of"]
+__all__ = ["MAX_LISTED", "SpanReceipt", "compacted_span", "cost_of", "receipt_of"]
 
 #: The most items a receipt lists per kind (and folded instructions): the counts stay exact,
 #: the lists are what a person reads (and what a run record stores).
@@ -94,6 +94,16 @@ class SpanReceipt:
                 "folded": list(self.folded),
             },
         }
+
+
+def cost_of(
+    input_tokens: int, output_tokens: int, price_input: float | None, price_output: float | None
+) -> float | None:
+    """USD for a stage's auxiliary calls at a channel's prices per million tokens; ``None`` when
+    the channel has no price (a price left out of two counts as zero)."""
+    if price_input is None and price_output is None:
+        return None
+    return (input_tokens * (price_input or 0.0) + output_tokens * (price_output or 0.0)) / 1e6
 
 
 def compacted_span(before: Sequence[Message], result: CompactionResult) -> list[Message]:

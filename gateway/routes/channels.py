@@ -46,6 +46,8 @@ def add_channel(producers: ProducersDep, body: NewChannel) -> Channel:
         auxiliary=body.auxiliary,
         default=body.default,
         key_env_pattern=producers.settings.channel_key_env_pattern,
+        price_input=body.price_input,
+        price_output=body.price_output,
     )
     return Channel.of(channel_row(channel, store.default_channel_id()))
 
@@ -73,8 +75,20 @@ def edit_channel(
         auxiliary=body.auxiliary,
         force=force,
         key_env_pattern=producers.settings.channel_key_env_pattern,
+        price_input=body.price_input,
+        price_output=body.price_output,
+        clear_prices=_clears_prices(body),
     )
     return Channel.of(channel_row(change.channel, store.default_channel_id()))
+
+
+def _clears_prices(body: ChannelUpdate) -> bool:
+    """``priceInput: null`` or ``priceOutput: null`` with no price given: the channel has
+    none (its runs' cost is null)."""
+    nulled = any(
+        body.given(f) and getattr(body, f) is None for f in ("price_input", "price_output")
+    )
+    return nulled and body.price_input is None and body.price_output is None
 
 
 @router.delete("/api/channels/{channel}")
