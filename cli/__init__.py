@@ -20,6 +20,7 @@ from compaction.cli import (
     common,
     compact,
     demo,
+    drafts,
     gateway,
     ingress,
     migrate,
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.register(commands)
     sessions.register(commands)
     compact.register(commands)
+    drafts.register(commands)
     channels.register(commands)
     agents.register(commands)
     migrate.register(commands)

@@ -16,6 +16,11 @@ def register(commands: Any) -> None:
     compact = commands.add_parser("compact", help="enqueue a manual compaction (/compact)")
     compact.add_argument("session")
     compact.add_argument("--focus", help="what the summary should keep above all")
+    compact.add_argument(
+        "--review",
+        action="store_true",
+        help="write a draft to review instead of applying (compaction draft show ID)",
+    )
     compact.add_argument("--context-window", type=int, help="override the window, tokens")
     compact.add_argument("--wait", action="store_true", help="wait for the final event")
     compact.add_argument("--timeout", type=float, default=120.0, help="seconds (with --wait)")
@@ -33,7 +38,7 @@ def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
     end in a manual compaction; ``already_pending`` (a manual one is queued) exits 1."""
     ctx = open_producers()
     queued = trigger.request_manual(
-        ctx, args.session, focus=args.focus, context_window=args.context_window
+        ctx, args.session, focus=args.focus, context_window=args.context_window, review=args.review
     )
     if not args.wait:
         if args.json:
@@ -53,7 +58,7 @@ def run_compact(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print_json(event.to_wire(), out)
     if isinstance(event, CompactionFailed):
         print(error_line(event.code, event.error), file=sys.stderr)
-    return 0 if event.type == "compaction_done" else 1
+    return 0 if event.type in ("compaction_done", "compaction_draft") else 1
 
 
 def run_restore(args: argparse.Namespace, out: TextIO | None = None) -> int:
