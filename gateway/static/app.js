@@ -1,23 +1,27 @@
 // The web console (docs/architecture.md, "The gateway"): plain ES modules, no build step.
 //
 // Stable data-testid hooks (for the browser tests; keep them when changing the markup):
-//   header:   lang-select (zh|en), settings-toggle (aria-expanded), connection-status
-//             (data-state="open"|"closed")
+//   header:   skip-link (first in the tab order: focuses message-input), lang-select (zh|en),
+//             settings-toggle (aria-expanded), connection-status (data-state="open"|"closed")
 //   sessions: session-list; session-item (data-session-id; class "current"),
 //             session-open (the button that opens it), session-figures ("{used}/{max} tokens ·
 //             compacted N times"), session-view-toggle (only on compacted sessions or one in
 //             the full view; data-view="display"|"full", aria-pressed), new-session,
 //             import-label + import-file (a file input: a JSON list of OpenAI messages, or
-//             {"messages": [...]}; creates a new session with them)
+//             {"messages": [...]}; creates a new session with them, named after the file),
+//             session-name (the title, else the id), session-rename (inline: session-rename-form,
+//             session-title-input; Enter saves, "" clears, Escape cancels)
 //   main:     full-view-banner (sticky, only in the full view), banner-back (back to the
 //             compacted view), error-banner + error-dismiss, empty-hint, message-list
 //   messages: message (data-role, data-id; data-compacted="true" when compacted, with
 //             compacted-tag; pruned-tag; data-pending="true" while waiting for its reply,
-//             "failed" when refused, with pending-note), summary-message (a summary row,
-//             summary-tag), tool-call
+//             "failed" when refused, with pending-note), summary-message (a summary row, class
+//             msg-summary, summary-tag, summary-card-label), tool-call, tool-first-line (a
+//             collapsed tool result's first line; one tab stop per group, arrows within: fold.js)
 //   bubbles:  compaction-bubble (data-state="start"|"done"|"failed"|"skipped"|"restored",
 //             data-request-id, data-stage="history"|"loop"), bubble-text,
-//             bubble-view-summary (opens the drawer), bubble-undo (restores the run),
+//             bubble-view-summary (opens the drawer), bubble-undo (restores the run; an undone
+//             run shows bubble-undone instead),
 //             bubble-new-chat (a new session, same agent), bubble-detail (the server's own
 //             words), bubble-open-settings (a failure whose fix is a setting)
 //   drawer:   summary-drawer (hidden until opened), summary-content (Markdown, no raw HTML),
@@ -49,7 +53,14 @@ import { isEventRow, keepPending, openStarts, renderMessages } from "./bubbles.j
 import { handleEvent, wireComposer } from "./chat.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
-import { createSession, fetchSessions, renderSessions, transcriptMessages } from "./sessions.js";
+import { keepLive, liveNodes, watchToolStops } from "./fold.js";
+import {
+  createSession,
+  fetchSessions,
+  renderSessions,
+  titleOf,
+  transcriptMessages,
+} from "./sessions.js";
 import { loadSettings, renderSettings, wireSettings } from "./settings.js";
 import { SessionSocket } from "./socket.js";
 
@@ -77,6 +88,8 @@ function drawSessions() {
   renderSessions(state.sessions, state.current, state.views, {
     onOpen: (id) => openSession(id),
     onToggle: (id) => toggleView(id),
+    onRenamed: () => refreshSessions(),
+    onError: (message) => showError(message),
   });
 }
 
@@ -89,9 +102,13 @@ async function refreshSessions() {
   drawSessions();
 }
 
+/** loadHistory's calls in order: an answer older than the one drawn last is dropped. */
+const drawn = { asked: 0, shown: 0 };
+
 async function loadHistory() {
   const id = state.current;
   const ticket = state.ticket;
+  const asked = ++drawn.asked;
   const view = viewOf(id);
   const data = await api(`${sessionPath(id)}/history?view=${view}`);
   const rows = data.messages || [];
@@ -100,11 +117,14 @@ async function loadHistory() {
     const answer = await api(`${sessionPath(id)}/runs`);
     runs = new Map((answer.runs || []).map((run) => [run.id, run]));
   }
-  if (ticket !== state.ticket) return;
+  if (ticket !== state.ticket || asked < drawn.shown) return;
+  drawn.shown = asked;
   const list = $("messages");
   const pending = [...list.querySelectorAll("[data-pending]")];
+  const live = liveNodes(list);
   renderMessages(list, rows, runs);
   keepPending(list, pending);
+  keepLive(list, live, rows); // what came while the history was fetched (fold.js)
   state.compacting = new Map(openStarts(list));
   $("full-view-banner").hidden = view !== "full";
   list.scrollTop = list.scrollHeight;
@@ -207,15 +227,41 @@ async function newSession(body = {}) {
 async function importTranscript(file) {
   try {
     const messages = transcriptMessages(await file.text());
-    await newSession({ messages });
+    await newSession({ messages, title: titleOf(file.name) });
   } catch (err) {
     showError(t("importFailed", { error: err.message }));
   }
 }
 
+/** What opened the drawer: focus goes back to it when the drawer closes. */
+let drawerOpener = null;
+
+function closeDrawer() {
+  if ($("summary-drawer").hidden) return;
+  $("summary-drawer").hidden = true;
+  const opener = drawerOpener;
+  drawerOpener = null;
+  // the list may have been drawn again meanwhile: the same summary's button, else the input
+  const again = opener
+    ? $("messages").querySelector(
+        `[data-action="view-summary"][data-summary-id="${CSS.escape(String(opener.summaryId))}"]`,
+      )
+    : null;
+  const target = opener?.node?.isConnected ? opener.node : again;
+  (target || $("input")).focus();
+}
+
+function skipToInput(event) {
+  event.preventDefault(); // the hash names the session: not changed
+  const input = $("input");
+  if (!$("composer-wrap").hidden) input.focus();
+  else $("new-session").focus();
+}
+
 async function openSummary(summaryId) {
   const body = $("summary-content");
   body.replaceChildren();
+  drawerOpener = { node: document.activeElement, summaryId };
   $("summary-drawer").hidden = false;
   $("drawer-close").focus();
   try {
@@ -269,10 +315,12 @@ function wire() {
   $("messages").addEventListener("click", onListClick);
   $("banner-back").addEventListener("click", () => toggleView(state.current));
   $("error-dismiss").addEventListener("click", () => ($("error-banner").hidden = true));
-  $("drawer-close").addEventListener("click", () => ($("summary-drawer").hidden = true));
+  $("drawer-close").addEventListener("click", closeDrawer);
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") $("summary-drawer").hidden = true;
+    if (event.key === "Escape") closeDrawer();
   });
+  $("skip-link").addEventListener("click", skipToInput);
+  watchToolStops($("messages"));
   wireComposer(ctx);
   wireSettings(() => ctx.refreshFigures());
   onLangChange(() => {

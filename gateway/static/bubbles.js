@@ -39,6 +39,17 @@ function detail(box, text) {
   box.append(el("span", { class: "bubble-detail", "data-testid": "bubble-detail" }, text), " ");
 }
 
+/** A done bubble's sentence; a prune-only run (no summary, no message removed) says what it
+ * pruned instead of "0 messages removed". */
+function doneLine(info, loop) {
+  const p = savedPercent(info.tokensBefore, info.tokensAfter);
+  if (!info.removedCount && !info.summaryMessageId && info.prunedCount) {
+    return t("bubblePrunedOnly", { n: info.prunedCount, p });
+  }
+  const line = t(loop ? "bubbleDoneLoop" : "bubbleDone", { n: info.removedCount ?? 0, p });
+  return info.prunedCount ? line + t("bubblePruned", { n: info.prunedCount }) : line;
+}
+
 /**
  * A compaction bubble. `info`: {state: start|done|failed|skipped|restored, requestId, stage,
  * removedCount, prunedCount, tokensBefore, tokensAfter, summaryMessageId, runId, summarizer,
@@ -61,12 +72,7 @@ export function eventBubble(info) {
     box.prepend(el("span", { class: "spinner", "aria-hidden": "true" }));
     text.textContent = t(loop ? "bubbleStartLoop" : "bubbleStart");
   } else if (info.state === "done") {
-    let line = t(loop ? "bubbleDoneLoop" : "bubbleDone", {
-      n: info.removedCount ?? 0,
-      p: savedPercent(info.tokensBefore, info.tokensAfter),
-    });
-    if (info.prunedCount) line += t("bubblePruned", { n: info.prunedCount });
-    text.textContent = line;
+    text.textContent = doneLine(info, loop);
     // the extractive summary stood in for the model: never shown as the model's
     if (info.summarizer === "offline") {
       const tagged = { class: "tag tag-offline", "data-testid": "bubble-offline" };
@@ -75,7 +81,10 @@ export function eventBubble(info) {
     if (info.summaryMessageId) {
       box.append(action("view-summary", t("viewSummary"), { summaryId: info.summaryMessageId }));
     }
-    if (info.runId) box.append(action("undo", t("undo"), { runId: info.runId }));
+    // an undone run offers no second undo (its restored row names it: renderMessages)
+    if (info.undone) {
+      box.append(el("span", { class: "tag", "data-testid": "bubble-undone" }, t("bubbleUndone")));
+    } else if (info.runId) box.append(action("undo", t("undo"), { runId: info.runId }));
   } else if (info.state === "failed") {
     // the code in the console's language; the server's one line only as the detail
     text.textContent = `${t("bubbleFailed", { reason: failureReason(info.code) })} `;
@@ -104,9 +113,9 @@ export function infoFromEvent(event) {
   return state ? { ...event, state } : null;
 }
 
-function infoFromRow(row, runs) {
+function infoFromRow(row, runs, undone = new Set()) {
   const meta = row.metadata || {};
-  const info = { ...meta, state: meta.event };
+  const info = { ...meta, state: meta.event, undone: undone.has(meta.runId) };
   // rendered from the row's codes and figures; its content is the fallback for exports
   if (meta.event === "failed") info.error = runs.get(meta.runId)?.error;
   return info;
@@ -132,6 +141,21 @@ function tag(key, testid) {
   return el("span", { class: `tag tag-${key}`, "data-testid": testid }, t(key));
 }
 
+const FIRST_LINE_CHARS = 160;
+
+/** A collapsed tool result: its label, then its first non-blank line (cut), so that a reader
+ * sees what it says without opening it. */
+function toolSummary(row) {
+  const summary = el("summary", { title: row.toolCallId || undefined });
+  const first = (row.content || "").split("\n").find((line) => line.trim()) || "";
+  const shown = first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first;
+  summary.append(
+    el("span", { class: "tag tool-result-tag" }, t("toolResult")),
+    el("span", { class: "tool-first-line", "data-testid": "tool-first-line" }, shown.trim()),
+  );
+  return summary;
+}
+
 /** A history row (not an event row) as a message element. */
 export function messageElement(row) {
   const node = el("article", {
@@ -141,7 +165,10 @@ export function messageElement(row) {
     "data-id": row.id ?? "",
   });
   const head = el("header", { class: "msg-head" });
-  head.append(el("span", { class: "role" }, t(row.role === "user" ? "you" : row.role)));
+  // a summary is the service's, not the user's words: a card of its own (issue 23)
+  const who = row.isCompactionSummary ? "summaryLabel" : row.role === "user" ? "you" : row.role;
+  if (row.isCompactionSummary) node.className = "msg msg-summary";
+  head.append(el("span", { class: "role" }, t(who)));
   if (row.compactedAt) {
     node.classList.add("compacted");
     node.dataset.compacted = "true";
@@ -154,14 +181,15 @@ export function messageElement(row) {
   if (row.isCompactionSummary) {
     head.append(tag("summaryTag", "summary-tag"));
     const details = el("details", { class: "summary-card" });
-    details.append(el("summary", {}, t("summaryCard")));
+    const label = row.summaryOf ? t("summaryOf", { n: row.summaryOf }) : t("summaryCard");
+    details.append(el("summary", { "data-testid": "summary-card-label" }, label));
     const content = el("div", { class: "markdown" });
     content.innerHTML = renderMarkdown(row.content);
     details.append(content);
     body.append(details);
   } else if (row.role === "tool") {
-    const details = el("details", {});
-    details.append(el("summary", {}, `${t("toolResult")} ${row.toolCallId || ""}`));
+    const details = el("details", { class: "tool-result" });
+    details.append(toolSummary(row));
     details.append(el("pre", { class: "tool-output" }, row.content));
     body.append(details);
   } else if (row.role === "assistant") {
@@ -189,16 +217,22 @@ export function renderMessages(container, rows, runs = new Map()) {
   // a skipped row (a stage's result not applied) ends its request like a failed one
   const endsRequest = (m) => m.event === "failed" || m.event === "skipped";
   const failed = new Set(events.filter(endsRequest).map((m) => m.requestId));
+  const undone = new Set(events.filter((m) => m.event === "restored").map((m) => m.runId));
+  // a summary card says how many messages it stands for (its done row's count)
+  const counts = new Map(
+    events.filter((m) => m.event === "done").map((m) => [m.summaryMessageId, m.removedCount]),
+  );
   const nodes = [];
   for (const row of rows) {
     if (!isEventRow(row)) {
-      nodes.push(messageElement(row));
+      const summaryOf = row.isCompactionSummary ? counts.get(row.id) : undefined;
+      nodes.push(messageElement(summaryOf ? { ...row, summaryOf } : row));
       continue;
     }
     const meta = row.metadata;
     const ended = done.has(stageKey(meta)) || failed.has(meta.requestId);
     if (meta.event === "start" && meta.requestId && ended) continue;
-    const bubble = eventBubble(infoFromRow(row, runs));
+    const bubble = eventBubble(infoFromRow(row, runs, undone));
     bubble.dataset.id = row.id;
     nodes.push(bubble);
   }

@@ -101,7 +101,10 @@ function onCompaction(ctx, event, info) {
     scrollToEnd();
   }
   renderBar(state.stats, state.compacting);
-  if (info.state === "done" || info.state === "failed") ctx.refreshFigures();
+  // the compacted view at once (issue 23): the list is drawn again from the history, the
+  // messages a stage folded leave it; what comes meanwhile is kept (fold.js)
+  if (info.state === "done") ctx.reload();
+  else if (info.state === "failed") ctx.refreshFigures();
 }
 
 /** One server frame from the session's socket. */

@@ -148,6 +148,14 @@ const STRINGS = {
     assistant: "助手",
     system: "系统",
     tool: "工具",
+    // the console shows what happened (issue 23): titles, the folded view, keyboard
+    skipToInput: "跳到消息输入框",
+    renameSession: "重命名会话",
+    renameLabel: "会话名称（留空则显示 ID）",
+    summaryOf: "之前 {n} 条消息的摘要",
+    summaryLabel: "摘要",
+    bubblePrunedOnly: "已裁剪 {n} 条旧的工具输出 · 节省 {p}% token",
+    bubbleUndone: "已撤销",
   },
   en: {
     title: "Context compaction console",
@@ -298,6 +306,14 @@ const STRINGS = {
     assistant: "assistant",
     system: "system",
     tool: "tool",
+    // the console shows what happened (issue 23): titles, the folded view, keyboard
+    skipToInput: "Skip to the message input",
+    renameSession: "Rename the session",
+    renameLabel: "Session name (blank: its id)",
+    summaryOf: "Summary of {n} earlier message{s}",
+    summaryLabel: "summary",
+    bubblePrunedOnly: "Pruned {n} old tool output{s} · {p}% tokens saved",
+    bubbleUndone: "undone",
   },
 };
 
