@@ -200,7 +200,7 @@ class Draft(Answer):
     pruned_count: int = Field(description="tool outputs pruned in the kept tail")
     tokens_before: int
     tokens_after: int
-    receipt: dict[str, Any] | None = Field(description="what the draft keeps, as a run's receipt")
+    receipt: RunReceipt | None = Field(description="what the draft keeps, as a run's receipt")
     model: str | None
     input_tokens: int | None
     output_tokens: int | None

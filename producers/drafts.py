@@ -19,7 +19,15 @@ import redis
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from compaction.core.boundaries import token_counts
-from compaction.core.contract import TEXT_PATTERN, CompactionDone, new_request_id
+from compaction.core.contract import (
+    TEXT_PATTERN,
+    AuxTokens,
+    CompactionDone,
+    Count,
+    Receipt,
+    UserMessageCount,
+    new_request_id,
+)
 from compaction.core.errors import (
     CompactionError,
     DraftClosed,
@@ -29,6 +37,9 @@ from compaction.core.errors import (
     as_invalid_request,
 )
 from compaction.core.event_text import event_text
+from compaction.core.messages import Message
+from compaction.core.receipt import receipt_of
+from compaction.core.result import CompactionResult
 from compaction.service.events import EventPublisher
 from compaction.service.queue import EnqueueResult
 from compaction.store.drafts import DraftRecord, summary_tokens
@@ -75,9 +86,54 @@ def edit_draft(ctx: Producers, draft_id: int, summary: Any) -> DraftRecord:
         text = _SUMMARY.validate_python(summary)
     if not text.strip():
         raise InvalidRequest("summary: empty")
-    if ready(ctx, draft_id).plan.get("summary") is None:
+    draft = ready(ctx, draft_id)
+    if draft.plan.get("summary") is None:
         raise InvalidRequest(f"draft {draft_id} only prunes tool outputs: it has no summary")
-    return ctx.store.edit_draft(draft_id, text)
+    return ctx.store.edit_draft(draft_id, text, recount(ctx, draft, text))
+
+
+def recount(ctx: Producers, draft: DraftRecord, text: str) -> dict[str, Any] | None:
+    """The receipt of the draft with ``text`` as its summary (``compaction.core.receipt``, as
+    the worker counts a stage): an edit that drops an identifier shows it as not kept. The span
+    is the draft's messages as stored now; the result, the rest of the view and ``text``."""
+    if draft.receipt is None:
+        return None
+    view = ctx.store.load_history(draft.session_id)
+    by_id = {stored.id: stored.message for stored in view}
+    plan = draft.plan
+    gone = [*plan["summary"]["ids"], *plan.get("prunedIds", [])]
+    if any(i not in by_id for i in gone):  # stale: applying it is refused anyway
+        return draft.receipt
+    summary = Message(role="user", content=text)
+    kept = [stored.message for stored in view if stored.id not in set(gone)]
+    result = CompactionResult(
+        messages=[*kept, summary],
+        tokens_before=0,
+        tokens_after=0,
+        summarized=True,
+        summary_text=text,
+    )
+    config = ctx.contexts.resolve(draft.session_id).config(ctx.settings)
+    span = [by_id[i] for i in gone]
+    return receipt_of(span, result, redact_secrets=config.redact_secrets).lists()
+
+
+def receipt_counts(draft: DraftRecord) -> Receipt | None:
+    """``compaction_done.receipt`` of an applied draft: the counts of its receipt's lists, the
+    auxiliary tokens when a model wrote the summary, the cost."""
+    lists = draft.receipt
+    if not lists:
+        return None
+    ids, users = lists["identifiers"], lists["userMessages"]
+    aux = None
+    if draft.plan.get("summarizer") == "model":
+        aux = AuxTokens(input=draft.input_tokens or 0, output=draft.output_tokens or 0)
+    return Receipt(
+        identifiers=Count(kept=ids["kept"], total=ids["total"]),
+        user_messages=UserMessageCount(verbatim=users["verbatim"], total=users["total"]),
+        aux_tokens=aux,
+        cost=draft.cost,
+    )
 
 
 def regenerate_draft(ctx: Producers, draft_id: int, focus: str | None) -> EnqueueResult:
@@ -163,6 +219,8 @@ def _write(draft: DraftRecord, version: int, figures: tuple[int, int]) -> Compac
         output_tokens=draft.output_tokens,
         durations=plan.get("durations") or {},
         event=EventRow(event_text("done", payload, language), payload),
+        receipt=draft.receipt,
+        cost=draft.cost,
     )
 
 
@@ -199,6 +257,7 @@ def apply_draft(ctx: Producers, draft_id: int) -> AppliedDraft:
         pruned_count=applied.pruned_count,
         run_id=applied.run_id,
         summarizer=draft.plan.get("summarizer"),
+        receipt=receipt_counts(draft),
     )
     _publish(ctx, done)
     return AppliedDraft(ctx.store.get_draft(draft_id), applied, done)

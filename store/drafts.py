@@ -180,10 +180,14 @@ class Drafts(Repository):
             now = utcnow()
             return [_record(row, now) for row in rows]
 
-    def edit_draft(self, draft_id: int, summary: str) -> DraftRecord:
-        """The user's text replaces the summary (``edited``); only a ready draft."""
+    def edit_draft(
+        self, draft_id: int, summary: str, receipt: dict[str, Any] | None
+    ) -> DraftRecord:
+        """The user's text replaces the summary (``edited``), with the receipt counted on it;
+        only a ready draft."""
         with write_session(self.factory) as session:
-            _close(session.connection(), draft_id, utcnow(), summary=summary, edited=True)
+            values = {"summary": summary, "edited": True, "receipt": receipt}
+            _close(session.connection(), draft_id, utcnow(), **values)
         return self.get_draft(draft_id)
 
     def discard_draft(self, draft_id: int) -> DraftRecord:

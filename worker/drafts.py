@@ -17,6 +17,7 @@ from compaction.core.contract import CompactionDraft, Stage
 from compaction.store.drafts import DraftWrite, summary_tokens
 from compaction.store.models import utcnow
 from compaction.store.records import CompactionWrite, compaction_write
+from compaction.worker import receipts
 from compaction.worker.lock import SessionLock
 from compaction.worker.summarizers import ChannelSummarizer, Written
 
@@ -63,6 +64,7 @@ def draft(
     lock.check()  # a worker that lost the lock writes nothing, not even a draft
     written = summarizer.written()
     write = compaction_write(loaded.view, result, job.origin(), loaded.version, model=written.model)
+    receipt = receipts.stage_receipt(loaded.messages, result, loaded.config, written)
     record = runtime.store.create_draft(
         DraftWrite(
             session_id=request.session_id,
@@ -71,13 +73,13 @@ def draft(
             summary=result.summary_text if write.summary else "",
             base_version=loaded.version,
             plan=plan_of(write, loaded, result, name, written),
-            receipt=None,
+            receipt=receipt.lists(),
             tokens_before=result.tokens_before,
             tokens_after=result.tokens_after,
             model=write.model,
             input_tokens=write.input_tokens,
             output_tokens=write.output_tokens,
-            cost=None,
+            cost=receipt.cost,
             expires_at=utcnow() + timedelta(seconds=runtime.settings.draft_ttl_seconds),
         )
     )
@@ -86,6 +88,7 @@ def draft(
         tokens_before=result.tokens_before,
         tokens_after=result.tokens_after,
         expires_at=record.expires_at,
+        receipt=receipt.counts(),
         **job.event_fields(),
     )
     job.fields.update(tokens_before=result.tokens_before, tokens_after=result.tokens_after)

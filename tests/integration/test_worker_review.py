@@ -68,6 +68,9 @@ def test_a_review_writes_a_draft_and_leaves_the_history(ctx: Producers) -> None:
     assert final["type"] == "compaction_draft" and final["draftId"] == draft.id
     assert final["tokensBefore"] == draft.tokens_before
     assert not any(e["type"] == "compaction_done" for e in events(ctx))
+    # the receipt as an applied run's (compaction.core.receipt): its counts on the event
+    assert draft.receipt is not None and draft.receipt["identifiers"]["total"] > 0
+    assert final["receipt"]["identifiers"]["total"] == draft.receipt["identifiers"]["total"]
 
 
 def test_edited_then_applied_the_edited_text_is_the_summary_and_undo_restores(
@@ -75,8 +78,13 @@ def test_edited_then_applied_the_edited_text_is_the_summary_and_undo_restores(
 ) -> None:
     session_id, draft_id = reviewed(ctx)
     model_view = [s.message.content for s in ctx.store.load_history(session_id)]
+    written = ctx.get_draft(draft_id).receipt
     edited = ctx.edit_draft(draft_id, EDITED)
     assert edited.edited and edited.summary == EDITED
+    # counted again on the user's text: the identifiers it dropped are not kept
+    assert written is not None and edited.receipt is not None
+    assert edited.receipt["identifiers"]["kept"] < written["identifiers"]["kept"]
+    assert "/srv/0" in EDITED and "/srv/0" not in str(edited.receipt["identifiers"]["missing"])
 
     result = ctx.apply_draft(draft_id)
 
@@ -89,6 +97,8 @@ def test_edited_then_applied_the_edited_text_is_the_summary_and_undo_restores(
     done = [e for e in events(ctx) if e["type"] == "compaction_done"]
     assert [d["runId"] for d in done] == [run.id]
     assert done[0]["summaryMessageId"] == summaries[0].id
+    assert run.receipt == edited.receipt
+    assert done[0]["receipt"]["identifiers"]["kept"] == edited.receipt["identifiers"]["kept"]
     display = ctx.store.load_history(session_id, "display")
     assert any((s.metadata or {}).get("runId") == run.id for s in display if s.is_event)
 
