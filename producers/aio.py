@@ -174,6 +174,12 @@ class AsyncProducers:
         subscribes it."""
         return AsyncEventRelay(session_id, ctx=self.producers)
 
+    async def pin(self, session_id: str, message_id: int) -> dict[str, Any]:
+        return await asyncio.to_thread(self.producers.pin, session_id, message_id)
+
+    async def unpin(self, session_id: str, message_id: int) -> dict[str, Any]:
+        return await asyncio.to_thread(self.producers.unpin, session_id, message_id)
+
     async def session_stats(self, session_id: str) -> dict[str, Any]:
         return await asyncio.to_thread(self.producers.session_stats, session_id)
 

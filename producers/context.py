@@ -20,7 +20,17 @@ import redis
 
 from compaction.core.tokens import TextEstimator
 from compaction.producers import aio as twins
-from compaction.producers import bounds, commands, drafts, ensure, stats, tokens, trigger, wait
+from compaction.producers import (
+    bounds,
+    commands,
+    drafts,
+    ensure,
+    pins,
+    stats,
+    tokens,
+    trigger,
+    wait,
+)
 from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
 from compaction.service.context import SessionContext, SessionContexts
@@ -181,6 +191,16 @@ class Producers:
 
     def regenerate_draft(self, draft_id: int, *, focus: str | None = None) -> EnqueueResult:
         return drafts.regenerate_draft(self, draft_id, focus)
+
+    # --- pins (pins.py) ---------------------------------------------------------------------
+
+    def pin(self, session_id: str, message_id: int) -> dict[str, Any]:
+        """Pin a stored message (docs/architecture.md, "Pins"); ``pins_over_threshold`` when
+        the pins with the system prompt would reach the session's threshold."""
+        return pins.set_pinned(self, session_id, message_id, True)
+
+    def unpin(self, session_id: str, message_id: int) -> dict[str, Any]:
+        return pins.set_pinned(self, session_id, message_id, False)
 
     # --- the context figures (stats.py) -----------------------------------------------------
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from compaction.core.contract import TokenUsage
 from compaction.core.messages import Message
+from compaction.core.pins import pinned_tokens
 from compaction.core.segments import tag_of, tokens_by_segment
 from compaction.core.tokens import estimate_tokens
 from compaction.producers.ensure import Ensured
@@ -63,6 +64,8 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "tokensByRole": by_role,
         "tokensBySegment": tokens_by_segment(messages, counts, tags),
         "latestTurn": turns[0] if turns else None,
+        # what no compaction frees (docs/architecture.md, "Pins")
+        "pinnedTokens": pinned_tokens(messages, counts),
         "turns": turns,
         "compactions": store.compaction_counts([session_id]).get(session_id, 0),
         "lastRun": None

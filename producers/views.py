@@ -37,6 +37,8 @@ def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:
     ]
 
 
+            # never summarized or pruned (docs/architecture.md, "Pins")
+            "pinned": s.message.pinned,
 def run_row(run: RunRecord) -> dict[str, Any]:
     """A compaction run as the API lists it (no worker name, no timings)."""
     return {

@@ -77,9 +77,18 @@ _MARK_RANGE = (
         MessageRow.seq.between(bindparam("b_first"), bindparam("b_last")),
         MessageRow.compacted_at.is_(None),
         MessageRow.id != bindparam("b_summary"),
+        MessageRow.id.not_in(bindparam("b_kept", expanding=True)),
         not_event(),
     )
     .values(compacted_at=bindparam("b_now"), compacted_into_id=bindparam("b_summary"))
+)
+# Pinned rows of the range the core did not keep: a pin set after the run read the history.
+_PINNED_IN_RANGE = select(MessageRow.id).where(
+    MessageRow.session_id == bindparam("b_session"),
+    MessageRow.seq.between(bindparam("b_first"), bindparam("b_last")),
+    MessageRow.compacted_at.is_(None),
+    MessageRow.pinned,
+    MessageRow.id.not_in(bindparam("b_kept", expanding=True)),
 )
 
 
@@ -128,8 +137,14 @@ def _event_row(
 def _replace_middle(
     conn: Connection, session_id: str, summary: SummaryWrite, version: int, now: datetime
 ) -> tuple[int, int]:
-    """Insert the summary and mark the middle it replaces; returns the summary's id and the
-    rows marked."""
+    """Insert the summary and mark the middle it replaces but the rows the core kept; returns
+    the summary's id and the rows marked. A pinned row is never marked (docs/architecture.md,
+    "Pins"): one the core did not keep refuses the write."""
+    bounds = {"b_session": session_id, "b_first": summary.first_seq, "b_last": summary.last_seq}
+    kept = {"b_kept": list(summary.kept_ids)}
+    pinned = conn.scalars(_PINNED_IN_RANGE, {**bounds, **kept}).first()
+    if pinned is not None:
+        raise InvalidRequest(f"message {pinned} is pinned: it cannot be compacted")
     summary_id = int(
         conn.execute(
             _INSERT_MESSAGE,
@@ -144,14 +159,7 @@ def _replace_middle(
         ).scalar_one()
     )
     removed = conn.execute(
-        _MARK_RANGE,
-        {
-            "b_session": session_id,
-            "b_first": summary.first_seq,
-            "b_last": summary.last_seq,
-            "b_summary": summary_id,
-            "b_now": now,
-        },
+        _MARK_RANGE, {**bounds, **kept, "b_summary": summary_id, "b_now": now}
     ).rowcount
     if removed != summary.expected_removed:
         raise InvalidRequest(
@@ -181,6 +189,7 @@ def _mark_pruned(
                 MessageRow.role == "tool",
                 MessageRow.compacted_at.is_(None),
                 MessageRow.pruned_at.is_(None),
+                MessageRow.pinned.is_(False),  # docs/architecture.md, "Pins"
                 MessageRow.seq > after_seq,
             )
             .values(pruned_at=now, pruned_run_id=run_id)
@@ -188,8 +197,8 @@ def _mark_pruned(
         marked += result.rowcount
     if marked != len(ids):
         raise InvalidRequest(
-            f"{len(ids) - marked} of the pruned ids are not visible tool rows in the tail "
-            f"of session {session_id!r}"
+            f"{len(ids) - marked} of the pruned ids are not visible unpinned tool rows in the "
+            f"tail of session {session_id!r}"
         )
     return marked
 

@@ -44,6 +44,7 @@ _COLUMNS = (
     MessageRow.pruned_at,
     MessageRow.pruned_run_id,
     MessageRow.meta,
+    MessageRow.pinned,
 )
 #: Positions in ``_COLUMNS`` read before the rows become objects.
 _PRUNED_AT, _PRUNED_RUN = 11, 12
@@ -71,6 +72,7 @@ def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessa
         pruned_at,
         _pruned_run,
         meta,
+        pinned,
     ) = row
     calls = (
         [trusted_tool_call(c["id"], c["name"], c.get("arguments") or "") for c in tool_calls]
@@ -81,7 +83,9 @@ def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessa
     if placeholder is not None:
         content, original = placeholder, content
     # The row's flag, not the text, says what is a summary (a user may type the marker).
-    message = Message.from_trusted(role, content, calls, tool_call_id, id_, original, is_summary)
+    message = Message.from_trusted(
+        role, content, calls, tool_call_id, id_, original, is_summary, pinned
+    )
     # Positional: keyword arguments cost twice as much over 10,000 rows.
     return StoredMessage(
         message,
@@ -138,31 +142,39 @@ _HISTORY_QUERIES = {
 }
 
 
+def read_view(
+    session: Session, session_id: str, view: View = "compacted", after_seq: int = 0
+) -> list[StoredMessage]:
+    """``History.load_history`` inside a transaction the caller holds (a pin checks the view
+    it is about to change: ``compaction.store.pins``)."""
+    query = _HISTORY_QUERIES.get((view, after_seq > 0))
+    if query is None:
+        expected = ", ".join(repr(v) for v in _VIEWS)
+        raise InvalidRequest(f"unknown view {view!r}; expected one of {expected}")
+    params = {"session_id": session_id, "after_seq": after_seq}
+    # Core execution: the ORM's result machinery adds nothing for plain columns.
+    rows = session.connection().execute(query, params).all()
+    if not rows:  # an empty session, or none at all: only then one more query
+        require_session(session, session_id)
+    if view == "full":
+        return [to_stored(row) for row in rows]
+    placeholders = _placeholders(session, rows)
+    return [
+        to_stored(row, placeholders.get(row[_PRUNED_RUN] or 0, PLACEHOLDER["en"]))
+        if row[_PRUNED_AT] is not None
+        else to_stored(row)
+        for row in rows
+    ]
+
+
 class History(Repository):
     def load_history(
         self, session_id: str, view: View = "compacted", *, after_seq: int = 0
     ) -> list[StoredMessage]:
         """The session's history in ``view`` (compacted: the model's; display: the user's
         screen; full: every row); ``after_seq`` keeps only later rows (incremental reads)."""
-        query = _HISTORY_QUERIES.get((view, after_seq > 0))
-        if query is None:
-            expected = ", ".join(repr(v) for v in _VIEWS)
-            raise InvalidRequest(f"unknown view {view!r}; expected one of {expected}")
-        params = {"session_id": session_id, "after_seq": after_seq}
         with read_session(self.factory) as session:
-            # Core execution: the ORM's result machinery adds nothing for plain columns.
-            rows = session.connection().execute(query, params).all()
-            if not rows:  # an empty session, or none at all: only then one more query
-                require_session(session, session_id)
-            if view == "full":
-                return [to_stored(row) for row in rows]
-            placeholders = _placeholders(session, rows)
-            return [
-                to_stored(row, placeholders.get(row[_PRUNED_RUN] or 0, PLACEHOLDER["en"]))
-                if row[_PRUNED_AT] is not None
-                else to_stored(row)
-                for row in rows
-            ]
+            return read_view(session, session_id, view, after_seq)
 
     def latest_summary(self, session_id: str) -> StoredMessage | None:
         """The visible summary (after a compaction only the newest one is visible)."""

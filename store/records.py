@@ -95,13 +95,16 @@ class SummaryWrite:
     ``first_seq``/``last_seq`` bound the middle (inclusive); the rows there that are still
     visible are marked by range, never by a list of ids. ``expected_removed`` is how many rows
     the core replaced: a different count means the history changed underneath, and nothing is
-    written.
+    written. ``kept_ids`` are the rows of the range the core kept verbatim (pinned steps;
+    docs/architecture.md, "Pins"): never marked, and a pinned row of the range not among them
+    refuses the write.
     """
 
     text: str
     first_seq: int
     last_seq: int
     expected_removed: int
+    kept_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -284,7 +287,8 @@ def compaction_write(
             text=result.summary_text,
             first_seq=view[start].seq,
             last_seq=view[end - 1].seq,
-            expected_removed=end - start,
+            expected_removed=result.removed_count,
+            kept_ids=tuple(result.kept_ids),
         )
     return CompactionWrite(
         origin=origin,

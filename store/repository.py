@@ -20,6 +20,7 @@ from compaction.store.compactions import Compactions
 from compaction.store.drafts import Drafts
 from compaction.store.history import History
 from compaction.store.listing import Listing
+from compaction.store.pins import Pins
 from compaction.store.runs import RunLog
 from compaction.store.sessions import Sessions
 from compaction.store.token_stats import TokenStats
@@ -55,6 +56,7 @@ class Store:
         self.agents = Agents(factory)
         self.listing = Listing(factory)
         self.token_stats_log = TokenStats(factory)
+        self.pins = Pins(factory)
 
     create_agent = _Via("sessions", Sessions.create_agent)
     create_session = _Via("sessions", Sessions.create_session)
@@ -64,6 +66,7 @@ class Store:
     append_messages = _Via("sessions", Sessions.append_messages)
 
     load_history = _Via("history", History.load_history)
+    set_pinned = _Via("pins", Pins.set_pinned)
     latest_summary = _Via("history", History.latest_summary)
 
     apply_compaction = _Via("compactions", Compactions.apply_compaction)
