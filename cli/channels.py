@@ -181,6 +181,7 @@ def _print_change(
             {
                 "channel": row,
                 "agentsNowOnDefault": list(change.released_agents),
+                "chatAgentsReleased": list(change.released_chats),
                 "defaultCleared": change.default_cleared,
                 "defaultChannel": default,
             },
@@ -208,5 +209,10 @@ def consequences(change: ChannelChange) -> list[str]:
     if change.default_cleared:
         lines.append(
             "there is no default auxiliary channel now (compaction channel default CHANNEL)"
+        )
+    if chats := change.released_chats:
+        lines.append(
+            f"{'agent' if len(chats) == 1 else 'agents'} {', '.join(chats)}: no chat channel "
+            "now (the system's rule answers; agent set --chat-channel)"
         )
     return lines

@@ -160,7 +160,7 @@ class Turns:
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
         self.ctx.refuse_oversized(session, [message])  # docs/algorithm.md, "Bounds"
-        chat_model = self.models.for_model(session.model)
+        chat_model = self.models.for_session(session.info.agent_id, session.model)
         return chat_model, self._store(session_id, message, session.info.last_seq)
 
     def _store(self, session_id: str, message: Message, after_seq: int) -> HistoryRow:

@@ -1,8 +1,8 @@
-"""The model a turn talks to (docs/architecture.md, "The gateway"): the session's model (the
-turn's, else the session's, else its agent's) names a channel, whose provider's SDK makes the
-call (the worker's clients, ``worker/llm``); without one, the first channel that does not only
-write summaries; else the gateway's fallback (the embedded mode's offline model); else
-``no_chat_model``.
+"""The model a turn talks to (docs/architecture.md, "Which channel answers"): the agent's chat
+channel; else the channel serving the session's model (the turn's, else the session's, else its
+agent's); else the system's (``COMPACTION_CHAT_CHANNEL``); else the gateway's fallback (the
+embedded mode's offline model); else ``no_chat_model``. The channel's provider's SDK makes the
+call (the worker's clients, ``worker/llm``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from cachetools import LRUCache
 
@@ -97,13 +98,57 @@ def storable(completion: Completion, estimator: TextEstimator) -> Completion:
     return completion
 
 
-def pick_channel(channels: Sequence[ChannelConfig], model: str | None) -> ChannelConfig | None:
-    """The channel serving ``model``, else the first one for conversation (not auxiliary)."""
-    if model is not None:
-        for channel in channels:
-            if channel.model == model:
-                return channel
-    return next((c for c in channels if not c.is_auxiliary), None)
+#: why a channel answers a session (docs/architecture.md, "Which channel answers"): the agent's
+#: choice, the channel serving the session's model, the system's (``COMPACTION_CHAT_CHANNEL``),
+#: or the gateway's offline model (``channel`` ``None``)
+ChatSource = Literal["agent", "model", "system", "offline"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatChoice:
+    """The channel answering a session's turns, and why; ``channel`` ``None``: the fallback."""
+
+    channel: ChannelConfig | None
+    source: ChatSource
+
+
+def choose_channel(
+    channels: Sequence[ChannelConfig],
+    *,
+    agent_channel_id: int | None,
+    model: str | None,
+    system: str | None,
+    has_fallback: bool,
+) -> ChatChoice:
+    """The one rule (docs/architecture.md, "Which channel answers"): the agent's chat channel;
+    else the earliest channel serving the session's model; else the channel
+    ``COMPACTION_CHAT_CHANNEL`` names (by name, else id); else the fallback model; else
+    ``no_chat_model``. A channel added later never displaces an earlier answer: each step
+    either names one channel or takes the earliest of those serving a model."""
+    by_id = {c.id: c for c in channels}
+    if agent_channel_id is not None and agent_channel_id in by_id:
+        return ChatChoice(by_id[agent_channel_id], "agent")
+    serving = next((c for c in channels if model is not None and c.model == model), None)
+    if serving is not None:
+        return ChatChoice(serving, "model")
+    if system:
+        named = next((c for c in channels if c.name == system), None)
+        named = named or next((c for c in channels if str(c.id) == system), None)
+        if named is None:
+            raise NoChatModel(
+                f"no chat model: COMPACTION_CHAT_CHANNEL names {system!r}, which no channel is"
+            )
+        return ChatChoice(named, "system")
+    if has_fallback:
+        return ChatChoice(None, "offline")
+    # the fix is each screen's own (the agent's chat channel in the console's Settings, the
+    # command line's ``agent set --chat-channel``): the code says which
+    raise NoChatModel(
+        f"no chat model: no channel serves {model!r}, the agent has no chat channel and "
+        "COMPACTION_CHAT_CHANNEL names none"
+        if model
+        else "no chat model: give the agent a chat channel, or set COMPACTION_CHAT_CHANNEL"
+    )
 
 
 class ChatModels:
@@ -113,22 +158,30 @@ class ChatModels:
         self.settings = settings
         self.store = store
         self.fallback = fallback
+        #: ``COMPACTION_CHAT_CHANNEL`` (blank: none)
+        self.system = (settings.chat_channel or "").strip() or None
         self._clients: LRUCache[ClientKey, SdkClient] = LRUCache(CLIENTS)
         self._lock = threading.Lock()
 
-    def for_model(self, model: str | None) -> ChatModel:
-        """Blocking (it reads the channels): call it in a worker thread."""
-        channel = pick_channel(self.store.list_channels(), model)
+    def choice(self, agent_id: str | None, model: str | None) -> ChatChoice:
+        """Who answers a session of ``agent_id`` on ``model`` (the turn's, else the session's,
+        else the agent's). Blocking (it reads the channels and the agent): call it in a
+        worker thread."""
+        agent_channel = self.store.chat_channel_id(agent_id) if agent_id is not None else None
+        return choose_channel(
+            self.store.list_channels(),
+            agent_channel_id=agent_channel,
+            model=model,
+            system=self.system,
+            has_fallback=self.fallback is not None,
+        )
+
+    def for_session(self, agent_id: str | None, model: str | None) -> ChatModel:
+        """The model ``choice`` names, its client reused. Blocking, like ``choice``."""
+        channel = self.choice(agent_id, model).channel
         if channel is None:
-            if self.fallback is not None:
-                return self.fallback
-            # the fix is each screen's own (the console's Settings, the command line's
-            # ``channel add``): the code says which
-            raise NoChatModel(
-                f"no chat model: no channel serves {model!r} and none is there for conversation"
-                if model
-                else "no chat model: add a channel"
-            )
+            assert self.fallback is not None  # "offline" is chosen only with a fallback
+            return self.fallback
         channel = with_key(
             channel, NoChatModel, key_env_pattern=self.settings.channel_key_env_pattern
         )

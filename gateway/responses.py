@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 from compaction.core.contract import TokenUsage
 from compaction.core.messages import Role
 from compaction.core.segments import Segment
+from compaction.gateway.chat_model import ChatSource
 from compaction.gateway.schemas import View
 from compaction.producers.ensure import EnsureStatus
 from compaction.service.queue import EnqueueStatus
@@ -346,6 +347,10 @@ class RemovedChannel(Answer):
     removed: Channel
     agents: list[str] = Field(description="the agents now on the default channel")
     default_cleared: bool
+    chat_agents: list[str] = Field(
+        default_factory=list,
+        description="the agents whose chat channel it was: their turns follow the system's rule",
+    )
 
 
 # -- a turn
@@ -354,6 +359,20 @@ class RemovedChannel(Answer):
 class EnsuredFigures(Answer):
     status: EnsureStatus
     used_tokens: int
+
+
+class ChatChannel(Answer):
+    """``GET /api/sessions/{id}/chat-channel``: which channel answers the session's chat turns
+    and why (docs/architecture.md, "Which channel answers"); ``source`` ``none``: a turn would
+    be refused ``no_chat_model`` (``detail`` says why)."""
+
+    session_id: str
+    agent_id: str | None = Field(description="the agent whose setting chooses (agent set)")
+    id: int | None = Field(description="the channel; null: the offline model, or none")
+    name: str | None
+    model: str | None = Field(description="the channel's model")
+    source: ChatSource | Literal["none"]
+    detail: str | None = None
 
 
 class Turn(Answer):

@@ -151,6 +151,13 @@ class Settings(BaseSettings, CompactionParameters):
         description="open connections (sockets included) of one gateway process past which a "
         "new request is answered 503 at once",
     )
+    chat_channel: str | None = Field(
+        None,
+        max_length=128,
+        description="the channel (name or id) answering the chat turns of a session whose agent "
+        "chose none and whose model no channel serves; blank: the embedded mode's offline model, "
+        'else no_chat_model (docs/architecture.md, "Which channel answers")',
+    )
 
     def __init__(self, **values: Any) -> None:
         # ``invalid_config`` in one line, not pydantic's report (which would echo the value).

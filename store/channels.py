@@ -54,10 +54,12 @@ URL_SCHEMES = ("http", "https")
 class ChannelChange:
     """A channel as an edit or a removal left it, and what followed for the agents: those whose
     own auxiliary channel it was now use the default channel (``default``, ``None``: there is
-    none), and ``default_cleared`` says it stopped being the default."""
+    none), and ``default_cleared`` says it stopped being the default. ``released_chats``: the
+    agents whose chat channel a removal took (their turns follow the system's rule now)."""
 
     channel: ChannelConfig
     released_agents: tuple[str, ...] = ()
+    released_chats: tuple[str, ...] = ()
     default_cleared: bool = False
     default: ChannelConfig | None = None
 
@@ -261,9 +263,10 @@ def _names(agents: list[str]) -> str:
 
 
 class _Use:
-    """Who relies on a channel: the agents whose own channel it is, and the default entry."""
+    """Who relies on a channel: the agents whose own channel it is, the default entry, and
+    (``chats``: a removal) the agents whose chat channel it is."""
 
-    def __init__(self, session: Session, row: ModelChannel) -> None:
+    def __init__(self, session: Session, row: ModelChannel, *, chats: bool = False) -> None:
         self.row = row
         self.agents = list(
             session.scalars(
@@ -273,23 +276,34 @@ class _Use:
             )
         )
         self.is_default = default_channel_id(session) == row.id
+        column = Agent.chat_channel_id
+        self.chats = (
+            list(session.scalars(select(Agent.id).where(column == row.id).order_by(Agent.id)))
+            if chats
+            else []
+        )
 
     def refuse_unless(self, force: bool, refused: str, forced: str) -> None:
         """``refused``: "is not removed"; ``forced``: "removes it"."""
-        if force or not (self.agents or self.is_default):
+        if force or not (self.agents or self.is_default or self.chats):
             return
         who = "agent {} uses it" if len(self.agents) == 1 else "agents {} use it"
         uses = [who.format(_names(self.agents))] if self.agents else []
         uses += ["it is the default auxiliary channel"] if self.is_default else []
-        after = {
-            (True, False): "the agents fall back to the default channel",
-            (False, True): "there is no default auxiliary channel until one is set",
-            (True, True): "there is no default auxiliary channel until one is set, so the "
-            "agents have none",
+        chat = "agent {} chats with it" if len(self.chats) == 1 else "agents {} chat with it"
+        uses += [chat.format(_names(self.chats))] if self.chats else []
+        after: list[str] = {
+            (False, False): [],
+            (True, False): ["the agents fall back to the default channel"],
+            (False, True): ["there is no default auxiliary channel until one is set"],
+            (True, True): [
+                "there is no default auxiliary channel until one is set, so the agents have none"
+            ],
         }[bool(self.agents), self.is_default]
+        after += ["their chat turns follow the system's rule"] if self.chats else []
         raise Conflict(
             f"channel {self.row.name!r} {refused}: {' and '.join(uses)} "
-            f"(--force {forced} anyway; {after})"
+            f"(--force {forced} anyway; {'; '.join(after)})"
         )
 
     def release(self, session: Session) -> ChannelChange:
@@ -301,6 +315,12 @@ class _Use:
                 .where(Agent.auxiliary_model_channel_id == self.row.id)
                 .values(auxiliary_model_channel_id=None)
             )
+        if self.chats:  # the column has no ON DELETE action (store/models.py)
+            session.execute(
+                update(Agent)
+                .where(Agent.chat_channel_id == self.row.id)
+                .values(chat_channel_id=None)
+            )
         info = _default_info(session) if self.is_default else None
         if info is not None:
             session.delete(info)
@@ -310,6 +330,7 @@ class _Use:
         return ChannelChange(
             channel_config(self.row),
             released_agents=tuple(self.agents),
+            released_chats=tuple(self.chats),
             default_cleared=self.is_default,
             default=channel_config(row) if row is not None else None,
         )
@@ -433,12 +454,12 @@ class Channels(Repository):
             return replace(change, channel=channel_config(row))
 
     def remove_channel(self, channel: ChannelRef, *, force: bool = False) -> ChannelChange:
-        """Delete a channel. Refused while an agent uses it or it is the default, unless
-        ``force``: then those agents fall back to the default channel, and the default entry
-        goes if it was this one."""
+        """Delete a channel. Refused while an agent uses it (to summarize or to chat) or it is
+        the default, unless ``force``: then those agents fall back to the default channel, their
+        chat turns to the system's rule, and the default entry goes if it was this one."""
         with write_session(self.factory) as session:
             row = find_channel(session, channel)
-            use = _Use(session, row)
+            use = _Use(session, row, chats=True)
             use.refuse_unless(force, "is not removed", "removes it")
             change = use.release(session)
             session.delete(row)

@@ -13,4 +13,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     channels.router,
     realtime.router,
     chat.router,
+    chat.choice_router,
 )

@@ -100,6 +100,7 @@ def remove_channel(store: StoreDep, channel: ChannelRef, force: Force = False) -
         removed=Channel.of(channel_row(change.channel, None)),
         agents=list(change.released_agents),
         default_cleared=change.default_cleared,
+        chat_agents=list(change.released_chats),
     )
 
 

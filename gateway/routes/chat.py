@@ -8,8 +8,9 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import Field
 
+from compaction.core.errors import NoChatModel
 from compaction.gateway.deps import ResourcesDep
-from compaction.gateway.responses import Turn
+from compaction.gateway.responses import ChatChannel, Turn
 from compaction.gateway.schemas import ERRORS, Body, ErrorAnswer
 
 #: what a turn may answer besides the refusals every route may
@@ -46,3 +47,37 @@ async def send_message(session_id: str, body: MessageIn, resources: ResourcesDep
     409 ``busy`` and stores nothing."""
     turn = await resources.turns.take(session_id, body.content, model=body.model)
     return turn.answer()
+
+
+#: what answers a session's turns: refusals as any route's
+choice_router = APIRouter(tags=["messages"], responses=ERRORS)
+
+
+@choice_router.get("/api/sessions/{session_id}/chat-channel")
+def chat_channel(session_id: str, resources: ResourcesDep) -> ChatChannel:
+    """Which channel answers the session's chat turns, and why: the agent's chat channel
+    (``agent set --chat-channel``), the channel serving the session's model,
+    ``COMPACTION_CHAT_CHANNEL``, the offline model; ``none`` when a turn would be refused."""
+    session = resources.producers.contexts.resolve(session_id)
+    agent_id = session.info.agent_id
+    try:
+        choice = resources.turns.models.choice(agent_id, session.model)
+    except NoChatModel as err:
+        return ChatChannel(
+            session_id=session_id,
+            agent_id=agent_id,
+            id=None,
+            name=None,
+            model=None,
+            source="none",
+            detail=err.message,
+        )
+    channel = choice.channel
+    return ChatChannel(
+        session_id=session_id,
+        agent_id=agent_id,
+        id=channel.id if channel else None,
+        name=channel.name if channel else None,
+        model=channel.model if channel else None,
+        source=choice.source,
+    )

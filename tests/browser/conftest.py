@@ -164,6 +164,7 @@ def stack(
                 COMPACTION_LLM_TIMEOUT_S="10",
                 COMPACTION_LLM_MAX_RETRIES="0",
                 COMPACTION_CHANNEL_CACHE_S="0",  # a channel a test edits applies at once
+                COMPACTION_CHAT_CHANNEL="chat-fake",  # sessions of no agent chat with it
             )
             worker = start([str(COMPACTION), "worker"], env, logs / "worker.log")
             gateway = start([str(COMPACTION), "gateway", "--port", "0"], env, logs / "gateway.log")

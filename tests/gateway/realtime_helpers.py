@@ -120,11 +120,16 @@ def publish(gateway: Gateway, event: AnyEvent) -> None:
 def chat_channel(
     gateway: Gateway, fake: FakeLLM, *, provider: str = "openai-compatible", model: str = "chat-1"
 ) -> ChannelConfig:
-    """A channel for conversation (not auxiliary) answered by the fake LLM."""
-    return gateway.store.add_channel(
+    """A channel for conversation (not auxiliary) answered by the fake LLM. The first one is
+    the system's chat channel too, as ``COMPACTION_CHAT_CHANNEL`` would name it: it answers
+    the sessions whose agent chose none and whose model no channel serves."""
+    channel = gateway.store.add_channel(
         f"chat-{provider}",
         provider=provider,
         model=model,
         base_url=fake.url_for(provider),
         api_key="sk-test-chat-0123456789abcdef",
     )
+    models = gateway.resources.turns.models
+    models.system = models.system or channel.name
+    return channel

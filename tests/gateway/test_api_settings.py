@@ -144,6 +144,7 @@ def test_channel_refusals_and_force(gateway: Gateway) -> None:
         "removed": {**aux, "default": False},
         "agents": ["coder"],
         "defaultCleared": True,
+        "chatAgents": [],
     }
     assert gateway.client.get("/api/channels").json() == {"channels": []}
     agent = gateway.client.get("/api/agents/coder").json()

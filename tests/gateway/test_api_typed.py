@@ -164,6 +164,7 @@ def test_every_route_answers_as_documented(
     fake_llm.script(Reply(text="Typed reply."))
     turn = ok(client.post("/api/sessions/typed/messages", json={"content": "Hello?"}))
     assert turn["reply"]["content"] == "Typed reply." and turn["reply"]["toolCalls"] == []
+    assert ok(client.get("/api/sessions/typed/chat-channel"))["source"] == "model"
     stats = ok(client.get("/api/sessions/typed/context-stats"))
     assert stats["latestTurn"]["usage"]["outputTokens"] > 0
     assert ok(client.get("/api/v1/agent/context-stats", params={"conversation_id": "typed"}))
