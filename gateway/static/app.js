@@ -51,6 +51,7 @@ import { api, sessionPath } from "./api.js";
 import { renderBar, statsFromContextStats } from "./bar.js";
 import { isEventRow, keepPending, openStarts, renderMessages } from "./bubbles.js";
 import { handleEvent, wireComposer } from "./chat.js";
+import { clearReview, loadReadyDraft } from "./review.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 import { keepLive, liveNodes, watchToolStops } from "./fold.js";
@@ -197,6 +198,7 @@ async function openSession(id, { keepView = false } = {}) {
     state.compacting = new Map();
     renderBar(null, null);
     $("messages").replaceChildren();
+    clearReview();
     if (!keepView) state.views.delete(id);
     history.replaceState(null, "", `#session=${encodeURIComponent(id)}`);
     connect(id);
@@ -205,6 +207,7 @@ async function openSession(id, { keepView = false } = {}) {
   $("composer-wrap").hidden = false;
   drawSessions();
   await reload();
+  if (switched) await loadReadyDraft(ctx); // a draft written while away (review.js)
   if (!$("settings-panel").hidden) await loadSettings(currentSession()?.agentId ?? null);
 }
 

@@ -8,7 +8,7 @@ import { renderMarkdown } from "./markdown.js";
 const EVENT_TYPE = "compaction_event";
 const MAX_CALL_CHARS = 240;
 
-function el(tag, attrs = {}, text) {
+export function el(tag, attrs = {}, text) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value !== undefined && value !== null) node.setAttribute(key, value);

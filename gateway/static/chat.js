@@ -14,15 +14,19 @@ import {
   resolvePending,
 } from "./bubbles.js";
 import { errorText } from "./i18n.js";
+import { onDraft } from "./review.js";
 
 const $ = (id) => document.getElementById(id);
 
-/** `{command: "compact", focus}` for `/compact` or `/compact <focus>`; null for a message. */
+/** `{command: "compact", focus, review}` for `/compact`, `/compact <focus>` and
+ * `/compact --review [focus]` (a draft to review: review.js); null for a message. */
 export function parseSlashCommand(raw) {
-  const match = String(raw).trim().match(/^\/compact(?:\s+([\s\S]*))?$/);
+  const match = String(raw)
+    .trim()
+    .match(/^\/compact(\s+--review(?=\s|$))?(?:\s+([\s\S]*))?$/);
   if (!match) return null;
-  const focus = (match[1] || "").trim();
-  return { command: "compact", focus: focus || null };
+  const focus = (match[2] || "").trim();
+  return { command: "compact", focus: focus || null, review: Boolean(match[1]) };
 }
 
 function scrollToEnd(force = false) {
@@ -31,14 +35,14 @@ function scrollToEnd(force = false) {
   if (force || near) list.scrollTop = list.scrollHeight;
 }
 
-/** /compact over the socket, else POST .../compact. */
-export async function requestCompact(ctx, focus) {
+/** /compact over the socket, else POST .../compact; `review`: a draft to review first. */
+export async function requestCompact(ctx, focus, review = false) {
   const id = ctx.state.current;
   if (!id) return;
-  const payload = focus ? { type: "compact", focus } : { type: "compact" };
-  if (ctx.state.socket?.send(payload)) return;
+  const body = { ...(focus ? { focus } : {}), ...(review ? { review } : {}) };
+  if (ctx.state.socket?.send({ type: "compact", ...body })) return;
   try {
-    await api(`${sessionPath(id)}/compact`, { method: "POST", body: focus ? { focus } : {} });
+    await api(`${sessionPath(id)}/compact`, { method: "POST", body });
   } catch (err) {
     ctx.showError(err.message);
   }
@@ -68,7 +72,7 @@ export async function submitInput(ctx) {
   if (!raw.trim() || !ctx.state.current) return;
   input.value = "";
   const command = parseSlashCommand(raw);
-  if (command) await requestCompact(ctx, command.focus);
+  if (command) await requestCompact(ctx, command.focus, command.review);
   else await sendMessage(ctx, raw.trim());
 }
 
@@ -117,6 +121,8 @@ export function handleEvent(ctx, event) {
     state.stats = mergeTokenUpdate(state.stats, event);
     renderBar(state.stats, state.compacting);
     ctx.updateSessionFigures(event.context || {});
+  } else if (event.type === "compaction_draft") {
+    onDraft(ctx, event).finally(() => renderBar(state.stats, state.compacting));
   } else if (event.type === "error") {
     const message = errorText(event.error?.code, event.error?.message);
     failPending($("messages"), message, event.error?.code === "busy");
@@ -140,4 +146,5 @@ export function wireComposer(ctx) {
     }
   });
   $("compact-button").addEventListener("click", () => requestCompact(ctx, null));
+  $("preview-button").addEventListener("click", () => requestCompact(ctx, null, true));
 }
