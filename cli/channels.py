@@ -25,6 +25,7 @@ def register(commands: Any) -> None:
     _key_options(add)
     add.add_argument("--auxiliary", action="store_true", help="may write summaries")
     add.add_argument("--default", action="store_true", help="the system's default auxiliary")
+    _price_options(add)
     add.set_defaults(run=run_channel_add)
 
     listing = actions.add_parser("list", help="list channels (keys masked)")
@@ -44,6 +45,9 @@ def register(commands: Any) -> None:
     aux.add_argument("--auxiliary", action="store_true", default=None, help="may write summaries")
     aux.add_argument("--no-auxiliary", dest="auxiliary", action="store_false")
     _force_option(edit, "unmark it even if agents use it or it is the default")
+    _price_options(edit).add_argument(
+        "--clear-prices", action="store_true", help="no prices: its runs' cost is null"
+    )
     edit.set_defaults(run=run_channel_edit)
 
     default = actions.add_parser("default", help="make an auxiliary channel the default")
@@ -70,6 +74,16 @@ def _key_options(parser: argparse.ArgumentParser) -> Any:
     return key
 
 
+def _price_options(parser: argparse.ArgumentParser) -> Any:
+    """A run's cost (docs/architecture.md, "Receipt"): the auxiliary model's tokens priced."""
+    prices = parser.add_argument_group("prices (USD per million tokens; a run's cost)")
+    prices.add_argument("--price-input", type=float, metavar="USD", help="per million input tokens")
+    prices.add_argument(
+        "--price-output", type=float, metavar="USD", help="per million output tokens"
+    )
+    return prices
+
+
 def _force_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--force", action="store_true", help=f"{what}: its agents fall back to the default"
@@ -78,9 +92,11 @@ def _force_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 def _describe(row: dict[str, Any]) -> str:
     roles = [r for r in ("auxiliary", "default") if row[r]]
+    priced = row.get("priceInput") is not None or row.get("priceOutput") is not None
+    prices = f" ${row['priceInput'] or 0:g} in / ${row['priceOutput'] or 0:g} out per Mtok"
     return (
         f"channel {row['id']} {row['name']!r}: {row['provider']} {row['model']}"
-        f"{' (' + ', '.join(roles) + ')' if roles else ''}"
+        f"{' (' + ', '.join(roles) + ')' if roles else ''}{prices if priced else ''}"
     )
 
 
@@ -97,6 +113,8 @@ def run_channel_add(args: argparse.Namespace, out: TextIO | None = None) -> int:
         auxiliary=args.auxiliary,
         default=args.default,
         key_env_pattern=settings.channel_key_env_pattern,
+        price_input=args.price_input,
+        price_output=args.price_output,
     )
     row = channel_row(channel, store.default_channel_id())
     if args.json:
@@ -148,6 +166,9 @@ def run_channel_edit(args: argparse.Namespace, out: TextIO | None = None) -> int
         auxiliary=args.auxiliary,
         force=args.force,
         key_env_pattern=settings.channel_key_env_pattern,
+        price_input=args.price_input,
+        price_output=args.price_output,
+        clear_prices=args.clear_prices,
     )
     _print_change(change, store.default_channel_id(), args.json, "edited", out)
     return 0

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compaction.core.contract import TokenUsage
+from compaction.core.contract import AuxTokens, TokenUsage
 from compaction.core.messages import Role
 from compaction.core.segments import Segment
 from compaction.gateway.chat_model import ChatSource
@@ -179,6 +179,10 @@ class ContextStats(Answer):
     latest_turn: TurnFigures | None
     turns: list[TurnFigures] = Field(description="the latest model calls, newest first")
     compactions: int
+    compaction_cost: float | None = Field(
+        None, description="USD of the session's runs at their channels' prices; null: unpriced"
+    )
+    aux_tokens: AuxTokens | None = Field(None, description="the auxiliary model's, all runs")
     last_run: LastRun | None
 
 

@@ -18,6 +18,7 @@ from compaction.producers.ensure import Ensured
 from compaction.producers.trigger import used_tokens
 from compaction.service import logs
 from compaction.store import SessionListing
+from compaction.store.records import RunRecord
 from compaction.store.token_stats import TokenStat
 
 if TYPE_CHECKING:  # producers/context.py imports this module
@@ -68,6 +69,7 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "pinnedTokens": pinned_tokens(messages, counts),
         "turns": turns,
         "compactions": store.compaction_counts([session_id]).get(session_id, 0),
+        **_spent(runs),
         "lastRun": None
         if last is None
         else {
@@ -79,6 +81,19 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
             "tokensAfter": last.tokens_after,
             "removedCount": last.removed_count,
             "finishedAt": last.finished_at.isoformat(),
+        },
+    }
+
+
+def _spent(runs: Sequence[RunRecord]) -> dict[str, Any]:
+    """What the session's compactions cost (docs/architecture.md, "Receipt"): the auxiliary
+    model's tokens and the USD of the runs whose channel had prices (null: none had)."""
+    costs = [run.cost for run in runs if run.cost is not None]
+    return {
+        "compactionCost": sum(costs) if costs else None,
+        "auxTokens": {
+            "input": sum(run.input_tokens or 0 for run in runs),
+            "output": sum(run.output_tokens or 0 for run in runs),
         },
     }
 

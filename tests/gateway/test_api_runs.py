@@ -25,6 +25,11 @@ RUN_KEYS = {
     "model",
     "finishedAt",
     "restoredAt",
+    # the receipt (docs/architecture.md, "Receipt")
+    "inputTokens",
+    "outputTokens",
+    "cost",
+    "receipt",
 }
 
 
