@@ -114,7 +114,8 @@ async function loadHistory() {
   const data = await api(`${sessionPath(id)}/history?view=${view}`);
   const rows = data.messages || [];
   let runs = new Map();
-  if (rows.some((r) => isEventRow(r) && r.metadata.event === "failed")) {
+  // a failed row's error and a done row's pruned count and status are its run's
+  if (rows.some((r) => isEventRow(r) && ["failed", "done"].includes(r.metadata.event))) {
     const answer = await api(`${sessionPath(id)}/runs`);
     runs = new Map((answer.runs || []).map((run) => [run.id, run]));
   }

@@ -115,9 +115,13 @@ export function infoFromEvent(event) {
 
 function infoFromRow(row, runs, undone = new Set()) {
   const meta = row.metadata || {};
+  const run = runs.get(meta.runId);
   const info = { ...meta, state: meta.event, undone: undone.has(meta.runId) };
+  if (run?.status === "restored") info.undone = true;
   // rendered from the row's codes and figures; its content is the fallback for exports
-  if (meta.event === "failed") info.error = runs.get(meta.runId)?.error;
+  if (meta.event === "failed") info.error = run?.error;
+  // a done row names no pruned count: its run does (a prune-only run says what it pruned)
+  if (meta.event === "done" && meta.prunedCount == null) info.prunedCount = run?.prunedCount;
   return info;
 }
 
