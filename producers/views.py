@@ -30,6 +30,8 @@ def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:
             "compacted_into_id": s.compacted_into_id,
             "is_compaction_summary": s.is_compaction_summary,
             "pruned_at": s.pruned_at.isoformat() if s.pruned_at else None,
+            # never summarized or pruned (docs/architecture.md, "Pins")
+            "pinned": s.message.pinned,
             # an event row's systemType, event and figures; a restored summary's restoredByRunId
             "metadata": s.metadata,
         }
@@ -37,8 +39,6 @@ def history_rows(view: Sequence[StoredMessage]) -> list[dict[str, Any]]:
     ]
 
 
-            # never summarized or pruned (docs/architecture.md, "Pins")
-            "pinned": s.message.pinned,
 def run_row(run: RunRecord) -> dict[str, Any]:
     """A compaction run as the API lists it (no worker name, no timings)."""
     return {
