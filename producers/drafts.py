@@ -162,7 +162,7 @@ def recheck(draft: DraftRecord, view: list[StoredMessage]) -> None:
     gone = [i for i in ids if i not in by_id]
     gone += [i for i in draft.plan.get("prunedIds", []) if i not in by_id or by_id[i].pruned_at]
     if gone:
-        raise _stale(draft, f"{len(gone)} of its messages were compacted since")
+        raise _stale(draft, f"{len(gone)} of its messages were compacted or pruned since")
     if summary:
         first, last = summary["firstSeq"], summary["lastSeq"]
         inside = sum(1 for stored in view if first <= stored.seq <= last)

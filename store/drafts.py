@@ -135,16 +135,28 @@ def _close(conn: Connection, draft_id: int, now: datetime, **values: Any) -> Non
         raise DraftClosed(f"draft {draft_id} is {shown}: write a new one (/compact --review)")
 
 
+def _expire(conn: Connection, now: datetime) -> int:
+    """``expired`` written on the ready drafts past their time (``draft_status`` reads them so
+    already); how many."""
+    changed = conn.execute(
+        update(CompactionDraft)
+        .where(CompactionDraft.status == "ready", CompactionDraft.expires_at <= now)
+        .values(status="expired")
+    )
+    return int(changed.rowcount)
+
+
 class Drafts(Repository):
     """Written by a review's worker; read, edited, discarded and applied by the user."""
 
     def create_draft(self, draft: DraftWrite) -> DraftRecord:
         """The session's new ready draft; its older ready one discarded in the same
-        transaction."""
+        transaction, and every session's drafts past their time written ``expired``."""
         now = utcnow()
         with write_session(self.factory) as session:
             require_session(session, draft.session_id)
             conn = session.connection()
+            _expire(conn, now)
             conn.execute(
                 update(CompactionDraft)
                 .where(
@@ -197,17 +209,8 @@ class Drafts(Repository):
 
     def expire_drafts(self) -> int:
         """Write ``expired`` on the ready drafts past their time; how many."""
-        now = utcnow()
         with write_session(self.factory) as session:
-            return int(
-                session.connection()
-                .execute(
-                    update(CompactionDraft)
-                    .where(CompactionDraft.status == "ready", CompactionDraft.expires_at <= now)
-                    .values(status="expired")
-                )
-                .rowcount
-            )
+            return _expire(session.connection(), utcnow())
 
     def apply_draft(self, draft_id: int, write: CompactionWrite) -> AppliedCompaction:
         """``write`` (the draft's plan, built by ``producers.drafts``) through the one write
