@@ -110,6 +110,7 @@ class HistoryRow(Answer):
     compacted_into_id: int | None = Field(description="the summary's id")
     is_compaction_summary: bool
     pruned_at: Time | None
+    pinned: bool = Field(description="never summarized or pruned (docs/architecture.md, Pins)")
     metadata: dict[str, Any] | None = Field(
         description="an event row's systemType, event and figures; a restored summary's "
         "restoredByRunId"
@@ -120,6 +121,16 @@ class History(Answer):
     session_id: str
     view: View
     messages: list[HistoryRow]
+
+
+class Pin(Answer):
+    """A pin or an unpin (``producers.pins.set_pinned``; docs/architecture.md, "Pins")."""
+
+    session_id: str
+    message_id: int
+    pinned: bool
+    changed: bool = Field(description="false when the message already was so")
+    pinned_tokens: int = Field(description="the session's pinned tokens afterwards")
 
 
 class Queued(Answer):
@@ -176,6 +187,7 @@ class ContextStats(Answer):
     estimated: bool
     tokens_by_role: dict[Role, int]
     tokens_by_segment: dict[Segment, int]
+    pinned_tokens: int = Field(description="the pinned messages' tokens, their steps included")
     latest_turn: TurnFigures | None
     turns: list[TurnFigures] = Field(description="the latest model calls, newest first")
     compactions: int

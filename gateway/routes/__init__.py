@@ -3,10 +3,11 @@ gateway")."""
 
 from fastapi import APIRouter
 
-from compaction.gateway.routes import agents, channels, chat, drafts, realtime, runs, sessions
+from compaction.gateway.routes import agents, channels, chat, drafts, pins, realtime, runs, sessions
 
 ROUTERS: tuple[APIRouter, ...] = (
     sessions.router,
+    pins.router,
     runs.router,
     drafts.router,
     agents.router,

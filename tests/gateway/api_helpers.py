@@ -23,6 +23,7 @@ HISTORY_KEYS = {
     "isCompactionSummary",
     "prunedAt",
     "metadata",
+    "pinned",
 }
 
 

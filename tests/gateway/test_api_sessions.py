@@ -85,6 +85,7 @@ def test_context_stats_at_both_paths(gateway: Gateway) -> None:
         "estimated",
         "tokensByRole",
         "tokensBySegment",
+        "pinnedTokens",
         "compactions",
         "lastRun",
         "latestTurn",

@@ -185,6 +185,10 @@ def test_every_route_answers_as_documented(
     assert ok(client.get("/api/sessions/airline/context-stats"))["lastRun"]["id"] == run["id"]
     assert ok(client.post(f"/api/runs/{run['id']}/restore"))["status"] == "restored"
 
+    # a pin and an unpin (docs/architecture.md, "Pins")
+    pin = f"/api/sessions/airline/messages/{rows['compacted'][5]['id']}/pin"
+    assert ok(client.post(pin))["pinned"] and not ok(client.delete(pin))["pinned"]
+
     # agents
     assert "typed-agent" in ok(client.get("/api/agents"))["agents"]
     put = ok(client.put("/api/agents/typed-agent", json={"thresholdPercent": 60}))
