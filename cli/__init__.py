@@ -24,6 +24,7 @@ from compaction.cli import (
     gateway,
     ingress,
     migrate,
+    pins,
     schemas,
     sessions,
     worker,
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.register(commands)
     compact.register(commands)
     drafts.register(commands)
+    pins.register(commands)
     channels.register(commands)
     agents.register(commands)
     migrate.register(commands)
