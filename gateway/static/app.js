@@ -24,8 +24,9 @@
 //             run shows bubble-undone instead),
 //             bubble-new-chat (a new session, same agent), bubble-detail (the server's own
 //             words), bubble-open-settings (a failure whose fix is a setting)
-//   drawer:   summary-drawer (hidden until opened), summary-content (Markdown, no raw HTML),
-//             drawer-close (Escape closes it too)
+//   drawer:   summary-drawer (hidden until opened), summary-receipt (the run's receipt:
+//             receipt.js), summary-content (Markdown, no raw HTML), drawer-close (Escape closes
+//             it too)
 //   bar:      context-bar (data-band="green"|"orange"|"red"|"compacting"|"none",
 //             data-percent, data-threshold), context-bar-fill, threshold-tick (title
 //             "Auto-compaction threshold 70%"), status-text (data-compacting), status-breakdown
@@ -54,6 +55,7 @@ import { handleEvent, wireComposer } from "./chat.js";
 import { clearReview, loadReadyDraft } from "./review.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
+import { renderReceipt, runFor } from "./receipt.js";
 import { keepLive, liveNodes, watchToolStops } from "./fold.js";
 import {
   createSession,
@@ -262,9 +264,11 @@ function skipToInput(event) {
   else $("new-session").focus();
 }
 
-async function openSummary(summaryId) {
+async function openSummary(summaryId, runId) {
   const body = $("summary-content");
   body.replaceChildren();
+  $("summary-receipt").hidden = true;
+  showReceipt(summaryId, runId);
   drawerOpener = { node: document.activeElement, summaryId };
   $("summary-drawer").hidden = false;
   $("drawer-close").focus();
@@ -275,6 +279,16 @@ async function openSummary(summaryId) {
     else body.textContent = t("summaryMissing");
   } catch (err) {
     body.textContent = err.message;
+  }
+}
+
+/** The run's receipt above its summary (gateway/static/receipt.js). */
+async function showReceipt(summaryId, runId) {
+  try {
+    const { runs } = await api(`${sessionPath(state.current)}/runs`);
+    renderReceipt($("summary-receipt"), runFor(runs, runId, summaryId), runs);
+  } catch {
+    $("summary-receipt").hidden = true; // the summary still shows
   }
 }
 
@@ -290,7 +304,9 @@ async function undo(runId) {
 function onListClick(event) {
   const button = event.target.closest("[data-action]");
   if (!button) return;
-  if (button.dataset.action === "view-summary") openSummary(button.dataset.summaryId);
+  if (button.dataset.action === "view-summary") {
+    openSummary(button.dataset.summaryId, button.dataset.runId);
+  }
   else if (button.dataset.action === "new-chat") newSession();
   else if (button.dataset.action === "undo") undo(button.dataset.runId);
   else if (button.dataset.action === "open-settings" && $("settings-panel").hidden) {

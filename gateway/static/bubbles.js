@@ -79,7 +79,10 @@ export function eventBubble(info) {
       box.append(" ", el("span", tagged, t("bubbleOffline")));
     }
     if (info.summaryMessageId) {
-      box.append(action("view-summary", t("viewSummary"), { summaryId: info.summaryMessageId }));
+      const run = info.runId ? { runId: info.runId } : {};
+      box.append(
+        action("view-summary", t("viewSummary"), { summaryId: info.summaryMessageId, ...run }),
+      );
     }
     // an undone run offers no second undo (its restored row names it: renderMessages)
     if (info.undone) {
