@@ -185,6 +185,22 @@ def test_every_route_answers_as_documented(
     assert ok(client.get("/api/sessions/airline/context-stats"))["lastRun"]["id"] == run["id"]
     assert ok(client.post(f"/api/runs/{run['id']}/restore"))["status"] == "restored"
 
+    # a review's draft (docs/architecture.md, "Review"): read, edited, discarded, regenerated,
+    # the new one applied, its run undone
+    assert ok(client.post("/api/sessions/airline/compact", json={"review": True}), 202)
+    gateway.drain()
+    [draft] = ok(client.get("/api/sessions/airline/drafts"))["drafts"]
+    url = f"/api/drafts/{draft['id']}"
+    assert ok(client.get(url)) == draft
+    assert ok(client.put(url, json={"summary": "Edited."}))["edited"]
+    assert ok(client.post(f"{url}/discard"))["status"] == "discarded"
+    assert ok(client.post(f"{url}/regenerate", json={"focus": "bags"}), 202)
+    gateway.drain()
+    newer = ok(client.get("/api/sessions/airline/drafts"))["drafts"][0]
+    applied = ok(client.post(f"/api/drafts/{newer['id']}/apply"))
+    assert applied["draft"]["status"] == "applied"
+    assert ok(client.post(f"/api/runs/{applied['runId']}/restore"))["status"] == "restored"
+
     # a pin and an unpin (docs/architecture.md, "Pins")
     pin = f"/api/sessions/airline/messages/{rows['compacted'][5]['id']}/pin"
     assert ok(client.post(pin))["pinned"] and not ok(client.delete(pin))["pinned"]
