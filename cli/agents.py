@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from compaction.cli.common import open_store, print_json
 from compaction.core.config import (
+    AUTO_COMPACT_MODES,
     PROTECT_FIRST_N_MAX,
     PROTECT_FIRST_N_MIN,
     STRATEGIES,
@@ -15,10 +16,18 @@ from compaction.core.config import (
     THRESHOLD_PERCENT_MIN,
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
+    WARN_PERCENT_MAX,
+    WARN_PERCENT_MIN,
+    WARN_POINTS_BELOW,
 )
 from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
 from compaction.producers.views import agent_view, show_agent
+from compaction.service.context import check_warn_level
 from compaction.service.settings import Settings
+from compaction.store import Store
+
+#: ``--chat-channel none`` clears the agent's chat channel
+NONE = "none"
 
 
 def register(commands: Any) -> None:
@@ -61,6 +70,13 @@ def register(commands: Any) -> None:
     aux.add_argument(
         "--clear-auxiliary-channel", action="store_true", help="use the default channel"
     )
+    _gate_options(put)
+    put.add_argument(
+        "--chat-channel",
+        metavar="NAME",
+        help=f"the channel (id or name, not auxiliary) that answers chat turns; {NONE!r}: the "
+        "gateway's rule",
+    )
     put.add_argument("--model")
     put.add_argument(
         "--context-window", type=int, help=f"tokens, {CONTEXT_WINDOW_MIN}-{CONTEXT_WINDOW_MAX}"
@@ -73,10 +89,44 @@ def register(commands: Any) -> None:
     show.set_defaults(run=run_agent_show)
 
 
+def _gate_options(put: argparse.ArgumentParser) -> None:
+    """The gate's options (docs/architecture.md, "The gate")."""
+    mode = put.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--auto-compact",
+        choices=AUTO_COMPACT_MODES,
+        help="over the threshold: on compacts, ask asks the user, off waits for /compact (a "
+        "call that would not fit the window is compacted first in every mode)",
+    )
+    mode.add_argument(
+        "--clear-auto-compact", action="store_true", help="use COMPACTION_AUTO_COMPACT"
+    )
+    warn = put.add_mutually_exclusive_group()
+    warn.add_argument(
+        "--warn-percent",
+        type=int,
+        help=f"the warning level, {WARN_PERCENT_MIN}-{WARN_PERCENT_MAX} percent of the window, "
+        f"below the threshold (default: {WARN_POINTS_BELOW} points below it)",
+    )
+    warn.add_argument(
+        "--clear-warn-percent", action="store_true", help="use COMPACTION_WARN_PERCENT"
+    )
+
+
+def _chat_channel(store: Store, name: str | None) -> tuple[int | None, bool]:
+    """``--chat-channel``: (the channel's id, whether it is cleared)."""
+    if name is None:
+        return None, False
+    if name.lower() == NONE:
+        return None, True
+    return store.get_channel(name).id, False
+
+
 def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = Settings()
     store = open_store(settings)
     channel = args.auxiliary_channel
+    chat_channel, clear_chat_channel = _chat_channel(store, args.chat_channel)
     agent = store.set_agent(
         args.agent,
         threshold_percent=args.threshold,
@@ -90,6 +140,13 @@ def run_agent_set(args: argparse.Namespace, out: TextIO | None = None) -> int:
         clear_auxiliary_channel=args.clear_auxiliary_channel,
         model=args.model,
         context_window=args.context_window,
+        auto_compact=args.auto_compact,
+        clear_auto_compact=args.clear_auto_compact,
+        warn_percent=args.warn_percent,
+        clear_warn_percent=args.clear_warn_percent,
+        chat_channel_id=chat_channel,
+        clear_chat_channel=clear_chat_channel,
+        check=lambda agent: check_warn_level(settings, agent),
     )
     _print_agent(agent_view(settings, store, agent), args.json, out)
     return 0
@@ -114,6 +171,19 @@ def _budget_text(item: dict[str, Any]) -> str:
     return f"{item['value']:,} tokens, capped at the window ({_origin(item)})"
 
 
+def _warn_text(item: dict[str, Any]) -> str:
+    if item["value"] is None:
+        return f"{WARN_POINTS_BELOW} points below the threshold ({item['setting']} unset)"
+    return f"{item['value']}% ({_origin(item)})"
+
+
+def _chat_text(item: dict[str, Any] | None) -> str:
+    if item is None:
+        return "none of its own: the gateway's rule"
+    name = repr(item["name"]) if item["name"] else "(missing)"
+    return f"channel {name} (id {item['id']}), the agent's own"
+
+
 def _auxiliary_text(item: dict[str, Any]) -> str:
     if item["source"] == "none":
         return "none: no channel of its own and no default (compaction fails: no_auxiliary_model)"
@@ -135,6 +205,10 @@ def _print_agent(row: dict[str, Any], as_json: bool, out: TextIO | None) -> None
         f"  protected head  {head['value']} ({_origin(head)})",
         f"  token budget    {_budget_text(effective['tokenBudget'])}",
         f"  auxiliary       {_auxiliary_text(effective['auxiliaryChannel'])}",
+        f"  auto compact    {effective['autoCompact']['value']} "
+        f"({_origin(effective['autoCompact'])})",
+        f"  warning at      {_warn_text(effective['warnPercent'])}",
+        f"  chat channel    {_chat_text(row['chatChannel'])}",
         f"  strategy        {row['compactionStrategy']}",
         f"  model           {row['model'] or '-'}",
         f"  window          {row['contextWindow'] or 'from the model'}",

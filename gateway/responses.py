@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compaction.core.contract import AuxTokens, TokenUsage
+from compaction.core.contract import AutoCompact, AuxTokens, TokenUsage
 from compaction.core.messages import Role
 from compaction.core.segments import Segment
 from compaction.gateway.chat_model import ChatSource
@@ -308,6 +308,17 @@ class InheritedValue(Answer):
     setting: str = Field(description="the system setting's variable")
 
 
+class InheritedMode(Answer):
+    value: AutoCompact
+    source: Literal["agent", "system"]
+    setting: str = Field(description="the system setting's variable")
+
+
+class ChatChannelChoice(Answer):
+    id: int
+    name: str | None = Field(description="null: the channel was removed")
+
+
 class EffectiveChannel(Answer):
     id: int | None
     name: str | None
@@ -320,6 +331,10 @@ class Effective(Answer):
     protect_first_n: InheritedValue
     token_budget: InheritedValue = Field(description="value null: the percentage of the window")
     auxiliary_channel: EffectiveChannel
+    auto_compact: InheritedMode
+    warn_percent: InheritedValue = Field(
+        description="value null: the threshold less 10 points of the window"
+    )
 
 
 class Agent(Answer):
@@ -333,6 +348,12 @@ class Agent(Answer):
     compaction_threshold_percent: int | None
     compaction_protect_first_n: int | None
     token_budget: int | None
+    auto_compact: AutoCompact | None
+    warn_percent: int | None
+    chat_channel_id: int | None
+    chat_channel: ChatChannelChoice | None = Field(
+        description="the channel that answers the agent's chat turns; null: the gateway's rule"
+    )
     effective: Effective
 
 

@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compaction.core.config import TOKEN_BUDGET_MIN
-from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, Name
+from compaction.core.config import TOKEN_BUDGET_MIN, WARN_PERCENT_MAX, WARN_PERCENT_MIN
+from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, AutoCompact, Name
 
 View = Literal["compacted", "display", "full"]
 
@@ -68,6 +68,24 @@ class AgentUpdate(Body):
     compaction_strategy: Name | None = None
     model: Name | None = None
     context_window: int | None = Field(None, ge=CONTEXT_WINDOW_MIN, le=CONTEXT_WINDOW_MAX)
+    auto_compact: AutoCompact | None = Field(
+        None,
+        description="over the threshold: on compacts, ask asks the user, off waits for /compact "
+        "(a call that would not fit the window is compacted first); null: "
+        "COMPACTION_AUTO_COMPACT",
+    )
+    warn_percent: int | None = Field(
+        None,
+        ge=WARN_PERCENT_MIN,
+        le=WARN_PERCENT_MAX,
+        description="the warning level in percent of the window, below the threshold; null: "
+        "COMPACTION_WARN_PERCENT",
+    )
+    chat_channel: int | str | None = Field(
+        None,
+        description="the id or name of the channel (not auxiliary) that answers chat turns; "
+        "null: the gateway's rule",
+    )
 
 
 class NewChannel(Body):

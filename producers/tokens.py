@@ -13,6 +13,7 @@ from compaction.core.contract import ContextUsage, TokenUpdate, TokenUsage
 from compaction.core.errors import as_invalid_request
 from compaction.producers.trigger import used_tokens
 from compaction.service.events import EventPublisher
+from compaction.service.gate import session_warning
 from compaction.service.usage import last_usage, remember_usage
 
 if TYPE_CHECKING:  # producers/context.py imports this module
@@ -40,6 +41,8 @@ def token_update(
             threshold_percent=session.threshold_percent,
             compactions=compactions,
         ),
+        # past the warning level: how far to the threshold (docs/architecture.md, "The gate")
+        warning=session_warning(ctx.store, session, used),
     )
 
 

@@ -27,6 +27,9 @@ TriggerStatus = Literal[
     "suppressed",
     "nothing_to_compact",
     "disabled",
+    # the agent's autoCompact holds the request (docs/architecture.md, "The gate")
+    "asked",
+    "manual_only",
 ]
 
 
@@ -96,8 +99,10 @@ def check_and_enqueue(
     system_prompt: str | None = None,
 ) -> TriggerResult:
     """Enqueue an auto compaction when the session reaches its threshold and none is running,
-    queued, or suppressed by the anti-loop rule. Compaction switched off (``COMPACTION_ENABLED``):
-    ``disabled``, with the figures still measured."""
+    queued, or suppressed by the anti-loop rule. The agent's ``autoCompact`` mode ``ask`` or
+    ``off`` answers ``asked`` or ``manual_only`` instead, unless the call would not fit the
+    window (docs/architecture.md, "The gate"). Compaction switched off
+    (``COMPACTION_ENABLED``): ``disabled``, with the figures still measured."""
     session = ctx.contexts.resolve(session_id, model=model, fresh=messages is None)
     used, system = used_tokens(ctx, session, messages, system_prompt)
     threshold = session.threshold_tokens
@@ -121,6 +126,8 @@ def check_and_enqueue(
         busy=queue.busy,
         suppressed=lambda: ctx.contexts.suppressed(session_id, used),
         first_stage=lambda: _first_stage(ctx, session, messages),
+        mode=session.auto_compact,
+        window=session.window,
     )
     if decision == "already_pending" or decision == "in_flight":
         return result(decision, queue.request_id)

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from compaction.core.errors import NotFound
-from compaction.service.context import Inherited, protect_first_n, threshold_percent, token_budget
+from compaction.service.context import (
+    Inherited,
+    auto_compact,
+    protect_first_n,
+    threshold_percent,
+    token_budget,
+    warn_percent,
+)
 from compaction.service.settings import Settings
 from compaction.store import AgentSettings, ChannelConfig, RunRecord, Store, StoredMessage
 from compaction.store.records import mask, mask_url
@@ -109,11 +116,19 @@ def agent_view(settings: Settings, store: Store, agent: AgentSettings) -> dict[s
         "compactionThresholdPercent": agent.compaction_threshold_percent,
         "compactionProtectFirstN": agent.compaction_protect_first_n,
         "tokenBudget": agent.token_budget,
+        "autoCompact": agent.auto_compact,
+        "warnPercent": agent.warn_percent,
+        "chatChannelId": agent.chat_channel_id,
+        # the agent's own choice, named; null: the gateway's rule (docs/architecture.md)
+        "chatChannel": _chat_channel(store, agent.chat_channel_id),
         "effective": {
             "thresholdPercent": _inherited(threshold_percent(settings, agent), "threshold_percent"),
             "protectFirstN": _inherited(protect_first_n(settings, agent), "protect_first_n"),
             # ``value: null``: no fixed budget, the threshold is the percentage of the window
             "tokenBudget": _inherited(token_budget(settings, agent), "token_budget"),
+            "autoCompact": _inherited(auto_compact(settings, agent), "auto_compact"),
+            # ``value: null``: the threshold less 10 points (docs/architecture.md, "The gate")
+            "warnPercent": _inherited(warn_percent(settings, agent), "warn_percent"),
             "auxiliaryChannel": {
                 "id": choice.channel_id,
                 "name": channel.name if channel else None,
@@ -124,5 +139,16 @@ def agent_view(settings: Settings, store: Store, agent: AgentSettings) -> dict[s
     }
 
 
-def _inherited(value: Inherited[int] | Inherited[int | None], field: str) -> dict[str, Any]:
+def _inherited(
+    value: Inherited[int] | Inherited[int | None] | Inherited[str], field: str
+) -> dict[str, Any]:
     return {"value": value.value, "source": value.source, "setting": setting_name(field)}
+
+
+def _chat_channel(store: Store, channel_id: int | None) -> dict[str, Any] | None:
+    if channel_id is None:
+        return None
+    try:
+        return {"id": channel_id, "name": store.get_channel(channel_id).name}
+    except NotFound:  # removed meanwhile: the id alone
+        return {"id": channel_id, "name": None}

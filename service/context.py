@@ -13,19 +13,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from cachetools import TTLCache
 
 from compaction.core import antiloop
 from compaction.core.config import CompactionConfig, threshold_tokens
+from compaction.core.contract import AutoCompact
+from compaction.core.errors import InvalidConfig
+from compaction.core.gate import warn_tokens
 from compaction.core.windows import context_window
 from compaction.service.settings import Settings
 from compaction.store import Store
 from compaction.store.records import AgentSettings, SessionInfo
 
 T = TypeVar("T")
-V = TypeVar("V", int, int | None)
+V = TypeVar("V", int, int | None, str)
 
 #: a session's agent and model change rarely; the check runs before every model call
 CACHE_S = 5.0
@@ -42,10 +45,18 @@ class SessionContext:
     protect_first_n: int
     #: a fixed threshold in tokens; ``None``: ``threshold_percent`` of the window
     token_budget: int | None = None
+    #: over the threshold: compact, ask the user, or wait for ``/compact`` ("The gate")
+    auto_compact: AutoCompact = "on"
+    #: the warning level in percent of the window; ``None``: below the threshold by default
+    warn_percent: int | None = None
 
     @property
     def threshold_tokens(self) -> int:
         return threshold_tokens(self.window, self.threshold_percent, self.token_budget)
+
+    @property
+    def warn_tokens(self) -> int:
+        return warn_tokens(self.window, self.threshold_tokens, self.warn_percent)
 
     def config(self, settings: Settings, **overrides: Any) -> CompactionConfig:
         """The algorithm's configuration for this session: the producers' check and the worker
@@ -78,7 +89,11 @@ def resolve_context(
     threshold = threshold_percent(settings, agent).value
     protect = protect_first_n(settings, agent).value
     budget = token_budget(settings, agent).value
-    return SessionContext(info, agent, model, window, threshold, protect, budget)
+    mode = auto_compact(settings, agent).value
+    warn = warn_percent(settings, agent).value
+    return SessionContext(
+        info, agent, model, window, threshold, protect, budget, cast(AutoCompact, mode), warn
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +104,7 @@ class Inherited(Generic[V]):
     source: Literal["agent", "system"]
 
 
-def _own_or_system(own: int | None, system: V) -> Inherited[V]:
+def _own_or_system(own: V | None, system: V) -> Inherited[V]:
     return Inherited(own, "agent") if own is not None else Inherited(system, "system")
 
 
@@ -104,6 +119,35 @@ def threshold_percent(settings: Settings, agent: AgentSettings | None) -> Inheri
     """The agent's threshold, else ``COMPACTION_THRESHOLD_PERCENT``."""
     own = agent.compaction_threshold_percent if agent else None
     return _own_or_system(own, settings.threshold_percent)
+
+
+def auto_compact(settings: Settings, agent: AgentSettings | None) -> Inherited[str]:
+    """The agent's ``autoCompact`` mode, else ``COMPACTION_AUTO_COMPACT`` (``on``)."""
+    own = agent.auto_compact if agent else None
+    return _own_or_system(own, settings.auto_compact)
+
+
+def warn_percent(settings: Settings, agent: AgentSettings | None) -> Inherited[int | None]:
+    """The agent's warning level, else ``COMPACTION_WARN_PERCENT``; ``None`` from both: the
+    threshold less ``WARN_POINTS_BELOW`` points (``compaction.core.gate.warn_tokens``)."""
+    own = agent.warn_percent if agent else None
+    return _own_or_system(own, settings.warn_percent)
+
+
+def check_warn_level(settings: Settings, agent: AgentSettings) -> None:
+    """``invalid_config`` when the agent's warning level (its own or the system's) is at or
+    above its threshold percent: the warning comes before the automatic compaction. With a
+    fixed token budget the threshold's share depends on the model's window: the level is then
+    met at the threshold at most (``compaction.core.gate``)."""
+    warn = warn_percent(settings, agent).value
+    threshold = threshold_percent(settings, agent).value
+    if warn is None or token_budget(settings, agent).value is not None:
+        return
+    if warn >= threshold:
+        raise InvalidConfig(
+            f"warning level {warn}% must be below the threshold of {threshold}%: the warning "
+            "comes before the automatic compaction"
+        )
 
 
 def protect_first_n(settings: Settings, agent: AgentSettings | None) -> Inherited[int]:

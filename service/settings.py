@@ -12,7 +12,14 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
-from compaction.core.config import CompactionConfig, CompactionParameters
+from compaction.core.config import (
+    WARN_PERCENT_MAX,
+    WARN_PERCENT_MIN,
+    WARN_POINTS_BELOW,
+    CompactionConfig,
+    CompactionParameters,
+)
+from compaction.core.contract import AutoCompact
 from compaction.core.errors import InvalidConfig, invalid_config
 from compaction.store.channels import KEY_ENV_PATTERN
 
@@ -35,6 +42,20 @@ class Settings(BaseSettings, CompactionParameters):
         description="false: the producers never enqueue (the check answers `disabled`, `/compact` "
         "fails `compaction_disabled`) and a worker refuses every job; histories, stats, turns and "
         "restores keep working",
+    )
+    auto_compact: AutoCompact = Field(
+        "on",
+        description="over the threshold: `on` compacts, `ask` asks the user first (the turn is "
+        "not held), `off` waits for `/compact`; in every mode a call that would not fit the "
+        "model's window is compacted first (per agent: `agent set --auto-compact`)",
+    )
+    warn_percent: int | None = Field(
+        None,
+        ge=WARN_PERCENT_MIN,
+        le=WARN_PERCENT_MAX,
+        description="the context's share of the window at which the console warns before an "
+        f"automatic compaction, below the threshold; unset: {WARN_POINTS_BELOW} points below "
+        "the threshold (a fixed token budget's too)",
     )
     database_url: str = Field(
         default_factory=default_database_url,
@@ -185,6 +206,18 @@ class Settings(BaseSettings, CompactionParameters):
         if value.lstrip().startswith("["):
             return json.loads(value)
         return [origin.strip() for origin in value.split(",") if origin.strip()]
+
+    @model_validator(mode="after")
+    def _warn_below_threshold(self) -> Settings:
+        # With a fixed token budget the threshold's share depends on each model's window: a
+        # warning level at or over it is met at the threshold (compaction.core.gate).
+        warn, threshold = self.warn_percent, self.threshold_percent
+        if warn is not None and self.token_budget is None and warn >= threshold:
+            raise ValueError(
+                f"warn_percent ({warn}) must be below threshold_percent ({threshold}): the "
+                "warning comes before the automatic compaction"
+            )
+        return self
 
     @model_validator(mode="after")
     def _job_fits_llm(self) -> Settings:

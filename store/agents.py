@@ -1,17 +1,21 @@
 """Agents' compaction settings (docs/architecture.md, "Settings", "Tables").
 
-An agent's threshold, protected head, token budget and auxiliary channel are optional: left
-blank (``None``), the system setting applies (``COMPACTION_THRESHOLD_PERCENT``,
-``COMPACTION_PROTECT_FIRST_N``, ``COMPACTION_TOKEN_BUDGET``, the default auxiliary channel). A
-new agent starts with all four blank.
+An agent's threshold, protected head, token budget, auxiliary channel, ``autoCompact`` mode,
+warning level and chat channel are optional: left blank (``None``), the system setting applies
+(``COMPACTION_THRESHOLD_PERCENT``, ``COMPACTION_PROTECT_FIRST_N``, ``COMPACTION_TOKEN_BUDGET``,
+the default auxiliary channel, ``COMPACTION_AUTO_COMPACT``, ``COMPACTION_WARN_PERCENT``, the
+gateway's chat channel rule). A new agent starts with all of them blank.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from compaction.core.config import (
+    AUTO_COMPACT_MODES,
     PROTECT_FIRST_N_MAX,
     PROTECT_FIRST_N_MIN,
     STRATEGIES,
@@ -19,6 +23,8 @@ from compaction.core.config import (
     THRESHOLD_PERCENT_MIN,
     THRESHOLD_PERCENT_STEP,
     TOKEN_BUDGET_MIN,
+    WARN_PERCENT_MAX,
+    WARN_PERCENT_MIN,
 )
 from compaction.core.contract import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN
 from compaction.core.errors import InvalidRequest
@@ -74,6 +80,19 @@ def _validate_request(model: str | None, context_window: int | None) -> None:
     check_name(model, "model")
 
 
+def _validate_gate(auto_compact: str | None, warn_percent: int | None) -> None:
+    """The gate's values (docs/architecture.md, "The gate"); the warning level against the
+    threshold is the caller's ``check`` (it needs the system's settings)."""
+    if auto_compact is not None and auto_compact not in AUTO_COMPACT_MODES:
+        known = ", ".join(AUTO_COMPACT_MODES)
+        raise InvalidRequest(f"autoCompact {auto_compact[:40]!r} is not one of: {known}")
+    if warn_percent is not None and not WARN_PERCENT_MIN <= warn_percent <= WARN_PERCENT_MAX:
+        raise InvalidRequest(
+            f"warning level {warn_percent}% is out of range: "
+            f"{WARN_PERCENT_MIN} to {WARN_PERCENT_MAX}"
+        )
+
+
 def _not_both(label: str, value: object, clear: bool) -> None:
     if value is not None and clear:
         raise InvalidRequest(f"set the {label} or clear it, not both")
@@ -89,6 +108,9 @@ def agent_settings(row: Agent) -> AgentSettings:
         compaction_threshold_percent=row.compaction_threshold_percent,
         compaction_protect_first_n=row.compaction_protect_first_n,
         token_budget=row.token_budget,
+        auto_compact=row.auto_compact,
+        warn_percent=row.warn_percent,
+        chat_channel_id=row.chat_channel_id,
     )
 
 
@@ -97,6 +119,15 @@ def _set_channel(session: Session, agent: Agent, channel_id: int) -> None:
     if channel is None or not channel.is_auxiliary:
         raise InvalidRequest(f"channel {channel_id} is not an auxiliary channel")
     agent.auxiliary_model_channel_id = channel_id
+
+
+def _set_chat_channel(session: Session, agent: Agent, channel_id: int) -> None:
+    channel = session.get(ModelChannel, channel_id)
+    if channel is None or channel.is_auxiliary:
+        raise InvalidRequest(
+            f"channel {channel_id} cannot answer chat turns: choose a channel that is not auxiliary"
+        )
+    agent.chat_channel_id = channel_id
 
 
 class Agents(Repository):
@@ -115,18 +146,30 @@ class Agents(Repository):
         clear_auxiliary_channel: bool = False,
         model: str | None = None,
         context_window: int | None = None,
+        auto_compact: str | None = None,
+        clear_auto_compact: bool = False,
+        warn_percent: int | None = None,
+        clear_warn_percent: bool = False,
+        chat_channel_id: int | None = None,
+        clear_chat_channel: bool = False,
+        check: Callable[[AgentSettings], None] | None = None,
     ) -> AgentSettings:
         """Create or update an agent's compaction settings: what is given is set, what is
         cleared goes back to the system setting, the rest is kept. Out-of-range values, and a
-        value both given and cleared, are refused before anything is written."""
+        value both given and cleared, are refused before anything is written; so is what
+        ``check`` refuses of the agent's settings as they would be (it raises)."""
         check_name(agent_id, "agent id")
         validate_agent_settings(threshold_percent, protect_first_n, strategy)
         _validate_request(model, context_window)
         _validate_budget(token_budget)
+        _validate_gate(auto_compact, warn_percent)
         _not_both("threshold", threshold_percent, clear_threshold)
         _not_both("protected head", protect_first_n, clear_protect_first_n)
         _not_both("token budget", token_budget, clear_token_budget)
         _not_both("auxiliary channel", auxiliary_channel_id, clear_auxiliary_channel)
+        _not_both("autoCompact", auto_compact, clear_auto_compact)
+        _not_both("warning level", warn_percent, clear_warn_percent)
+        _not_both("chat channel", chat_channel_id, clear_chat_channel)
         with write_session(self.factory) as session:
             agent = session.get(Agent, agent_id)
             if agent is None:
@@ -134,6 +177,8 @@ class Agents(Repository):
                 session.add(agent)
             if auxiliary_channel_id is not None:
                 _set_channel(session, agent, auxiliary_channel_id)
+            if chat_channel_id is not None:
+                _set_chat_channel(session, agent, chat_channel_id)
             for field, value, clear in (
                 ("compaction_threshold_percent", threshold_percent, clear_threshold),
                 ("compaction_protect_first_n", protect_first_n, clear_protect_first_n),
@@ -142,11 +187,17 @@ class Agents(Repository):
                 ("compaction_strategy", strategy, False),
                 ("model", model, False),
                 ("context_window", context_window, False),
+                ("auto_compact", auto_compact, clear_auto_compact),
+                ("warn_percent", warn_percent, clear_warn_percent),
+                ("chat_channel_id", None, clear_chat_channel),
             ):
                 if value is not None or clear:
                     setattr(agent, field, value)
             session.flush()
-            return agent_settings(agent)
+            settings = agent_settings(agent)
+            if check is not None:
+                check(settings)  # raising rolls the transaction back
+            return settings
 
     def get_agent(self, agent_id: str) -> AgentSettings | None:
         with read_session(self.factory) as session:

@@ -209,6 +209,12 @@ class AgentSettings:
     compaction_protect_first_n: int | None
     #: a fixed threshold in tokens instead of the percentage; ``None``: the system's
     token_budget: int | None = None
+    #: ``on`` | ``ask`` | ``off`` (docs/architecture.md, "The gate"); ``None``: the system's
+    auto_compact: str | None = None
+    #: the warning level in percent of the window; ``None``: the system's
+    warn_percent: int | None = None
+    #: the channel that answers chat turns; ``None``: the gateway's rule
+    chat_channel_id: int | None = None
 
 
 def mask(key: str) -> str:

@@ -11,6 +11,7 @@ from compaction.core import CompactionResult
 from compaction.core.contract import ContextUsage, TokenUpdate
 from compaction.core.errors import CompactionError
 from compaction.service import logs
+from compaction.service.gate import session_warning
 from compaction.service.usage import last_usage
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ def token_update(job: JobRun, loaded: Loaded, result: CompactionResult) -> Token
             threshold_percent=loaded.config.threshold_percent,
             compactions=runtime.store.compaction_counts([session_id]).get(session_id, 0),
         ),
+        # still past the warning level after the run (docs/architecture.md, "The gate")
+        warning=session_warning(runtime.store, loaded.context, result.tokens_after),
         **job.event_fields(),
     )
 

@@ -4,6 +4,7 @@ value back to the system's."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path
@@ -13,6 +14,7 @@ from compaction.gateway.deps import ProducersDep
 from compaction.gateway.responses import Agent, AgentList
 from compaction.gateway.schemas import ERRORS, AgentUpdate
 from compaction.producers.views import agent_view, show_agent
+from compaction.service.context import check_warn_level
 from compaction.store import Store
 
 router = APIRouter(tags=["agents"], responses=ERRORS)
@@ -35,7 +37,8 @@ def get_agent(ctx: ProducersDep, agent_id: AgentId) -> Agent:
 @router.put("/api/agents/{agent_id}")
 def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> Agent:
     """Create or update: a key given sets the value, a key given as ``null`` clears it (the
-    system setting, or the default channel, applies), a key left out is unchanged."""
+    system setting, or the default channel, applies), a key left out is unchanged. A warning
+    level at or over the agent's threshold is refused (``invalid_config``)."""
     store = ctx.store
     agent = store.set_agent(
         agent_id,
@@ -50,6 +53,14 @@ def put_agent(ctx: ProducersDep, agent_id: AgentId, body: AgentUpdate) -> Agent:
         clear_auxiliary_channel=_cleared(body, "auxiliary_channel"),
         model=body.model,
         context_window=body.context_window,
+        auto_compact=body.auto_compact,
+        clear_auto_compact=_cleared(body, "auto_compact"),
+        warn_percent=body.warn_percent,
+        clear_warn_percent=_cleared(body, "warn_percent"),
+        chat_channel_id=_channel_id(store, body.chat_channel),
+        clear_chat_channel=_cleared(body, "chat_channel"),
+        # a warning level at or over the threshold: invalid_config ("The gate")
+        check=partial(check_warn_level, ctx.settings),
     )
     ctx.contexts.forget_agent(agent_id)  # this process's figures follow at once
     return Agent.of(agent_view(ctx.settings, store, agent))

@@ -55,6 +55,9 @@ def test_a_new_agent_shows_the_system_settings_and_the_default_channel(
         "protectFirstN": {"value": 3, "source": "system", "setting": "COMPACTION_PROTECT_FIRST_N"},
         "tokenBudget": {"value": None, "source": "system", "setting": "COMPACTION_TOKEN_BUDGET"},
         "auxiliaryChannel": {"id": 1, "name": "aux", "auxiliary": True, "source": "default"},
+        # the gate (docs/architecture.md, "The gate"): the seed's default, on
+        "autoCompact": {"value": "on", "source": "system", "setting": "COMPACTION_AUTO_COMPACT"},
+        "warnPercent": {"value": None, "source": "system", "setting": "COMPACTION_WARN_PERCENT"},
     }
 
 
