@@ -9,9 +9,10 @@ session, on every gateway (the hub).
 One turn of a session at a time, whichever gateway process takes it: the turn holds
 ``<prefix>:turn:<sessionId>`` in Redis (redis-py's ``Lock``, renewed while it runs); a turn
 that finds it held is refused with ``busy``. A turn that is refused (``busy``, Redis down, no
-chat model, the session unknown) stores nothing: every refusal comes before the user's message
-is stored. One that fails afterwards (the model call fails, times out or replies past the cap:
-``reply_too_long``, nothing of that reply stored) keeps the user's message, without a reply.
+chat model, the session unknown, a system prompt over the threshold) stores nothing: every
+refusal comes before the user's message is stored. One that fails afterwards (the model call
+fails, times out or replies past the cap: ``reply_too_long``, nothing of that reply stored)
+keeps the user's message, without a reply.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from compaction.core.messages import Message
 from compaction.gateway.chat_model import ChatModel, ChatModels, storable
 from compaction.gateway.hub import Hub
 from compaction.gateway.responses import EnsuredFigures, HistoryRow, Turn
+from compaction.producers import trigger
 from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
@@ -160,6 +162,10 @@ class Turns:
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
         self.ctx.refuse_oversized(session, [message])  # docs/algorithm.md, "Bounds"
+        # a system prompt no compaction can make room for: refused in the user's language,
+        # before the message is stored, so that it is not left unanswered
+        system = trigger.used_tokens(self.ctx, session, None, None)[1]
+        trigger.refuse_system_prompt(self.ctx, session, system, [message])
         chat_model = self.models.for_session(session.info.agent_id, session.model)
         return chat_model, self._store(session_id, message, session.info.last_seq)
 

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from compaction.core import system_prompt
 from compaction.core.contract import CompactionRequested, Stage
 from compaction.core.decision import Busy, decide
-from compaction.core.errors import CompactionDisabled, SystemPromptTooLarge, as_invalid_request
+from compaction.core.errors import CompactionDisabled, as_invalid_request
 from compaction.core.messages import Message
+from compaction.core.prompts import summary_language
 from compaction.core.staged import first_stage
 from compaction.core.tokens import estimate_tokens
 from compaction.service.context import SessionContext
@@ -85,6 +87,19 @@ def _leading_system(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+def refuse_system_prompt(
+    ctx: Producers, session: SessionContext, system: int, messages: Sequence[Message] | None
+) -> None:
+    """``system_prompt_too_large`` when the system prompt's ``system`` tokens reach the
+    session's threshold, with the advice in the language of ``messages`` (else the stored
+    view's), read only then (``compaction.core.system_prompt``)."""
+    if system < session.threshold_tokens:
+        return
+    listed = messages if messages is not None else model_view(ctx, session.info.id)
+    language = summary_language(ctx.settings.summary_language, listed)
+    system_prompt.refuse_system_prompt(system, session.threshold_tokens, language)
+
+
 def model_view(ctx: Producers, session_id: str) -> list[Message]:
     """The session's compacted view: what the model gets (docs/architecture.md, "Tables")."""
     return [stored.message for stored in ctx.store.load_history(session_id)]
@@ -114,10 +129,7 @@ def check_and_enqueue(
 
     if not ctx.settings.enabled:
         return result("disabled")
-    if system >= threshold:
-        raise SystemPromptTooLarge(
-            f"the system prompt alone is ~{system} tokens, over the threshold of {threshold}"
-        )
+    refuse_system_prompt(ctx, session, system, messages)
     queue = _Queue(ctx, session_id)
     decision = decide(
         "auto",
@@ -197,4 +209,8 @@ def request_manual(
             context_window=context_window,
             review=review,
         )
+    # a system prompt no compaction can make room for: system_prompt_too_large now, not the
+    # worker's nothing_to_compact later (docs/algorithm.md, "Bounds")
+    session = ctx.contexts.resolve(session_id, window=context_window)
+    refuse_system_prompt(ctx, session, used_tokens(ctx, session, None, None)[1], None)
     return submit(ctx.redis, ctx.settings, request)

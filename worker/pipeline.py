@@ -37,6 +37,7 @@ from compaction.core.event_text import event_text
 from compaction.core.messages import Message
 from compaction.core.prompts import Language, summary_language
 from compaction.core.staged import loop_stage
+from compaction.core.system_prompt import leading_system_tokens, refuse_system_prompt
 from compaction.service import logs
 from compaction.service.context import SessionContext
 from compaction.store.records import (
@@ -145,8 +146,10 @@ def early_stop(job: JobRun, loaded: Loaded) -> CompactionSkipped | Stage:
     """The stage the run starts with, or why the request stops before anything is announced
     (``compaction.core.decision``: the producers ask the same rule). ``nothing_to_compact`` is
     skipped when auto and failed when manual: the user asked for a compaction that cannot be
-    done."""
+    done. A system prompt alone over the threshold fails it (``system_prompt_too_large``)."""
     request, config = job.request, loaded.config
+    system = leading_system_tokens(loaded.messages, loaded.counts)
+    refuse_system_prompt(system, config.threshold_tokens, job.language)
     tokens = sum(loaded.counts)
     decision = decide(
         request.reason,

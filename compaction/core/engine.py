@@ -17,7 +17,6 @@ from compaction.core.config import CompactionConfig
 from compaction.core.errors import (
     InvalidRequest,
     NothingToCompact,
-    SystemPromptTooLarge,
 )
 from compaction.core.messages import Message
 from compaction.core.pins import kept_in_middle
@@ -25,6 +24,7 @@ from compaction.core.prompts import Language, summary_language
 from compaction.core.pruning import PLACEHOLDER, prune
 from compaction.core.result import CompactionResult, PhaseClock, summary_fields
 from compaction.core.summary import Summarizer, Summary, SummaryRequest, summarize
+from compaction.core.system_prompt import leading_system_tokens, refuse_system_prompt
 from compaction.core.tokens import estimate_reusing, estimate_tokens
 from compaction.core.validate import ensure_valid
 
@@ -152,16 +152,8 @@ def _measure(
     ensure_valid(items, provider="openai")  # malformed input is refused, never "repaired"
     counts = checked_counts(items, config, given)
     language = summary_language(config.summary_language, items)
-    system_tokens = 0
-    for message, count in zip(items, counts, strict=True):
-        if message.role != "system":
-            break
-        system_tokens += count
-    if system_tokens >= config.threshold_tokens:
-        raise SystemPromptTooLarge(
-            f"the system prompt alone is ~{system_tokens} tokens, over the threshold of "
-            f"{config.threshold_tokens}; shorten it"
-        )
+    system_tokens = leading_system_tokens(items, counts)
+    refuse_system_prompt(system_tokens, config.threshold_tokens, language)
     return _Measured(items, counts, sum(counts), language)
 
 
