@@ -4,12 +4,12 @@ the settings panel open; the header wraps; the chat input sends a message and co
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from tests.browser.conftest import Console
 from tests.browser.pages import bubbles, send, two_stage_session
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 #: a word longer than the screen: the message must wrap it, not widen the page
 LONG_WORD = "x" * 300
 

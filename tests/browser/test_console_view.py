@@ -14,9 +14,16 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from compaction.core.formats import to_openai
 from tests.browser.conftest import Console
 from tests.browser.pages import bubbles, send, session_at
 from tests.fakes import conversation
+
+
+def agent_loop(turns: int, tool_chars: int) -> list[dict[str, Any]]:
+    """``tests.fakes.conversation`` as OpenAI messages: a tool call and its result a turn."""
+    return to_openai(conversation(turns, tool_chars=tool_chars))
+
 
 #: what a message row is on the page (a pending one is not stored yet)
 ROWS = "[data-testid=message], [data-testid=summary-message]"
@@ -93,7 +100,7 @@ def test_a_run_that_only_pruned_says_what_it_pruned(console: Console) -> None:
     """Over the threshold with large old tool outputs: pruning them alone gets under, so the
     run removes no message and writes no summary; its bubble says what it pruned, never "0
     messages removed", in English and in Chinese."""
-    session = console.stack.session(conversation(8, tool_chars=1_400), window=4_000)
+    session = console.stack.session(agent_loop(8, 1_400), window=4_000)
     page = console.open(session)
     send(page, "And the next directory?")  # the turn's check compacts first: automatic
     done = bubbles(page, "done")
@@ -111,7 +118,7 @@ def test_a_run_that_only_pruned_says_what_it_pruned(console: Console) -> None:
 
 
 def test_a_collapsed_tool_result_shows_its_first_line(console: Console) -> None:
-    page = console.open(console.stack.session(conversation(3, tool_chars=300), window=16_000))
+    page = console.open(console.stack.session(agent_loop(3, 300), window=16_000))
     results = page.locator("[data-role=tool]")
     expect(results).to_have_count(3)
     first = results.first
