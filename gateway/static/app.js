@@ -45,7 +45,9 @@
 //             refusal shows in channel-message, then a native confirm() offers force);
 //             channel-add, channel-form, channel-form-title, channel-name, channel-provider,
 //             channel-model, channel-base-url, channel-api-key (write-only), channel-auxiliary,
-//             channel-default, channel-save, channel-cancel, channel-form-error, channel-message
+//             channel-default, channel-price-input, channel-price-output (USD per million
+//             tokens; blank: no price), channel-save, channel-cancel, channel-form-error,
+//             channel-message
 //   token:    token-dialog, token-input, token-submit (shown when the API answers 401)
 
 import { api, sessionPath } from "./api.js";

@@ -61,7 +61,8 @@ function item(channel) {
   }
   const detail = document.createElement("div");
   detail.className = "muted";
-  detail.textContent = [channel.provider, channel.model, channel.baseUrl, channel.apiKey]
+  const shown = [channel.provider, channel.model, channel.baseUrl, channel.apiKey, prices(channel)];
+  detail.textContent = shown
     .filter(Boolean)
     .join(" · ");
   const actions = document.createElement("div");
@@ -106,6 +107,8 @@ function openForm(channel) {
   $("channel-base-url").value = channel?.baseUrl || "";
   $("channel-api-key").value = "";
   $("channel-auxiliary").checked = Boolean(channel?.auxiliary);
+  $("channel-price-input").value = channel?.priceInput ?? "";
+  $("channel-price-output").value = channel?.priceOutput ?? "";
   $("channel-default").checked = Boolean(channel?.default);
   $("channel-default").disabled = Boolean(channel?.default); // a default is replaced, not unset
   formTitle();
@@ -116,6 +119,20 @@ function openForm(channel) {
 function closeForm() {
   $("channel-form").hidden = true;
   editing = null;
+}
+
+/** A channel's prices as the list shows them (a run's cost: docs/architecture.md, "Receipt"). */
+function prices(channel) {
+  if (channel.priceInput == null && channel.priceOutput == null) return "";
+  return t("pricesShown", { i: channel.priceInput ?? 0, o: channel.priceOutput ?? 0 });
+}
+
+/** The price fields: null when both are blank (no price), else a blank one counts as 0. */
+function formPrices() {
+  const read = (id) => $(id).value.trim();
+  const [input, output] = [read("channel-price-input"), read("channel-price-output")];
+  if (!input && !output) return { priceInput: null, priceOutput: null };
+  return { priceInput: Number(input || 0), priceOutput: Number(output || 0) };
 }
 
 /** The request body: every field when adding; only what changed when editing. */
@@ -133,6 +150,7 @@ function formBody() {
       ...fields,
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
+      ...formPrices(),
       default: $("channel-default").checked,
     };
   }
@@ -141,6 +159,12 @@ function formBody() {
   // the URL comes back masked: send it only when the user changed it
   if (baseUrl !== (editing.baseUrl || "")) body.baseUrl = baseUrl || null;
   if (apiKey) body.apiKey = apiKey;
+  const priced = formPrices();
+  const was = { priceInput: editing.priceInput ?? null, priceOutput: editing.priceOutput ?? null };
+  if (priced.priceInput !== was.priceInput || priced.priceOutput !== was.priceOutput) {
+    // null clears both (gateway/routes/channels.py)
+    Object.assign(body, priced.priceInput === null ? { priceInput: null } : priced);
+  }
   return body;
 }
 

@@ -107,6 +107,9 @@ const STRINGS = {
     summaryMissing: "找不到这条摘要（可能已被撤销）。",
     // the receipt (docs/architecture.md, "Receipt")
     receiptTitle: "这次压缩保留了什么",
+    priceInput: "输入价格（美元 / 百万 tokens，可留空）",
+    priceOutput: "输出价格（美元 / 百万 tokens，可留空）",
+    pricesShown: "输入 ${i} · 输出 ${o} / 百万 tokens",
     receiptKept: "保留了 {total} 个精确标识符中的 {kept} 个",
     receiptNotKept: " · {n} 个未保留：",
     receiptFolded: "你的 {n} 条指令已并入摘要：这些约束现在保存在摘要里。",
@@ -296,6 +299,9 @@ const STRINGS = {
     summaryMissing: "This summary is gone (the compaction may have been undone).",
     // the receipt (docs/architecture.md, "Receipt")
     receiptTitle: "What this compaction kept",
+    priceInput: "Input price (USD per million tokens, optional)",
+    priceOutput: "Output price (USD per million tokens, optional)",
+    pricesShown: "${i} in / ${o} out per Mtok",
     receiptKept: "Kept {kept} of {total} exact identifiers",
     receiptNotKept: " · {n} not kept:",
     receiptFolded: "{n} of your instructions were folded into the summary: constraints now live there.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -114,3 +115,34 @@ def test_an_unpriced_channel_says_so(console: Console) -> None:
     box = page.get_by_test_id("summary-receipt")
     expect(box.get_by_test_id("receipt-cost")).to_have_text("Cost: the channel has no price set")
     expect(box.get_by_test_id("receipt-aux")).to_contain_text("Auxiliary model: ")
+
+
+def test_the_channel_form_sets_and_clears_prices(console: Console) -> None:
+    stack = console.stack
+    name = f"priced-{uuid.uuid4().hex[:6]}"
+    page = console.open(_session(stack))
+    page.get_by_test_id("settings-toggle").click()
+    page.get_by_test_id("channel-add").click()
+    page.get_by_test_id("channel-name").fill(name)
+    page.get_by_test_id("channel-provider").select_option("openai")
+    page.get_by_test_id("channel-model").fill("gpt-4o-mini")
+    page.get_by_test_id("channel-auxiliary").check()
+    page.get_by_test_id("channel-price-input").fill("0.15")
+    page.get_by_test_id("channel-price-output").fill("0.6")
+    page.get_by_test_id("channel-save").click()
+    item = page.locator(f"[data-testid=channel-item][data-name='{name}']")
+    expect(item).to_contain_text("$0.15 in / $0.6 out per Mtok")
+    channel_id = int(item.get_attribute("data-channel-id") or 0)
+    stored = stack.store.get_channel(channel_id)
+    assert (stored.price_input_per_mtok, stored.price_output_per_mtok) == (0.15, 0.6)
+    console.shot("channel-prices")
+
+    item.get_by_test_id("channel-edit").click()
+    expect(page.get_by_test_id("channel-price-input")).to_have_value("0.15")
+    page.get_by_test_id("channel-price-input").fill("")
+    page.get_by_test_id("channel-price-output").fill("")
+    page.get_by_test_id("channel-save").click()
+    expect(item).not_to_contain_text("per Mtok")
+    stored = stack.store.get_channel(channel_id)
+    assert (stored.price_input_per_mtok, stored.price_output_per_mtok) == (None, None)
+    stack.store.remove_channel(channel_id, force=True)
