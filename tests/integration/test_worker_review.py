@@ -6,6 +6,7 @@ stop it; a compaction between makes it ``draft_stale``; an expired or applied on
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from typing import Any
@@ -177,3 +178,18 @@ def test_an_edit_is_bounded(ctx: Producers) -> None:
         with pytest.raises(InvalidRequest):
             ctx.edit_draft(draft_id, bad)  # type: ignore[arg-type]
     assert not ctx.get_draft(draft_id).edited
+
+
+def test_the_asyncio_twins(ctx: Producers) -> None:
+    session_id, draft_id = reviewed(ctx)
+    twin = ctx.aio()
+
+    async def steps() -> tuple[list[str], str]:
+        listed = [d.status for d in await twin.session_drafts(session_id)]
+        await twin.edit_draft(draft_id, EDITED)
+        applied = await twin.apply_draft(draft_id)
+        return listed, (await twin.get_draft(applied.draft.id)).status
+
+    assert asyncio.run(steps()) == (["ready"], "applied")
+    summaries = [s for s in ctx.store.load_history(session_id) if s.is_compaction_summary]
+    assert [s.message.content for s in summaries] == [EDITED]
