@@ -24,7 +24,8 @@ from compaction.store.token_stats import TokenStat
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
 
-log = logs.get_logger(__name__)
+#: the per-turn decision line (docs/architecture.md, "Logs and metrics")
+decisions = logs.get_logger(logs.DECISIONS)
 
 #: the per-turn rows context stats serve
 TURNS_SHOWN = 10
@@ -128,7 +129,8 @@ def record_turn(
     ctx: Producers, session_id: str, ensured: Ensured, usage: TokenUsage, model: str | None
 ) -> int:
     """Record one model call: the tokens per segment of the messages it was sent, the
-    threshold and the pre-call hook's decision; logged as ``compact decision``. The messages
+    threshold and the pre-call hook's decision; logged as ``compact decision`` (``logs.DECISIONS``,
+    shown by a default run). The messages
     sent carry no metadata, so a stored row's segment tag counts in ``session_stats`` only.
     The row's id."""
     messages: Sequence[Message] = ensured.messages
@@ -144,7 +146,7 @@ def record_turn(
         usage={"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens},
     )
     stat_id = ctx.store.record_token_stat(stat)
-    log.info(
+    decisions.info(
         "compact decision",
         session=session_id,
         decision=stat.decision,

@@ -99,6 +99,11 @@ def get_logger(name: str) -> Any:
     )
 
 
+#: the per-turn decision line (the second seed's ``[COMPACT]`` log: the tokens per segment and
+#: the pre-call decision of each model call; ``producers/stats.py``): at INFO, and shown by a
+#: default run (WARNING, which keeps everything else quiet); hidden only by ERROR and above
+DECISIONS = "compaction.decision"
+
 #: the loggers that libraries configure for themselves: uvicorn's (its default ``log_config``)
 #: and RQ's (a worker's ``work()`` sets their level, and gives them handlers of their own when
 #: nothing above them has one)
@@ -112,6 +117,8 @@ def configure(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    shown = root.level <= logging.WARNING
+    logging.getLogger(DECISIONS).setLevel(logging.INFO if shown else logging.NOTSET)
     # Their own handlers would print outside the one format (uvicorn's, the gateway token
     # unmasked) and their own levels drop lines: back through the one door.
     for name in SELF_CONFIGURED:

@@ -11,11 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from compaction.gateway.chat_model import OfflineChatModel
-from compaction.store.db import write_session
-from compaction.store.models import Agent
 from tests.gateway.conftest import Gateway
 from tests.llm_server import FakeLLM, Reply
 
@@ -39,13 +36,10 @@ def add(gateway: Gateway, fake: FakeLLM, name: str, model: str, **more: Any) -> 
     return channel.id
 
 
-def choose(gateway: Gateway, agent_id: str, channel_id: int | None) -> None:
-    """The agent's chat channel, as ``agent set --chat-channel`` stores it."""
-    gateway.store.set_agent(agent_id)
-    with write_session(gateway.store.agents.factory) as session:
-        session.execute(
-            update(Agent).where(Agent.id == agent_id).values(chat_channel_id=channel_id)
-        )
+def choose(gateway: Gateway, agent_id: str, channel: int | str | None) -> None:
+    """The agent's chat channel, through ``PUT /api/agents/{id}`` (``chatChannel``)."""
+    answer = gateway.client.put(f"/api/agents/{agent_id}", json={"chatChannel": channel})
+    assert answer.status_code == 200, answer.text
 
 
 def say(gateway: Gateway, fake: FakeLLM, session_id: str) -> httpx.Response:
@@ -99,7 +93,9 @@ def test_adding_a_channel_does_not_change_which_channel_answers(
 ) -> None:
     add(gateway, fake_llm, "house", "house-model")
     add(gateway, fake_llm, "serves-a", "model-a")
-    choose(gateway, "writer", add(gateway, fake_llm, "writer-chat", "model-b"))
+    add(gateway, fake_llm, "writer-chat", "model-b")
+    choose(gateway, "writer", "writer-chat")  # by name
+    assert gateway.store.chat_channel_id("writer") is not None
     sessions = [
         gateway.store.create_session(),  # the system's channel
         gateway.store.create_session(model="model-a"),  # the channel serving its model
@@ -175,6 +171,7 @@ def test_removing_an_agents_chat_channel_is_refused_then_clears_the_choice(
     assert removed.json()["agents"] == []
     assert gateway.store.chat_channel_id("writer") is None
     assert gateway.store.chat_channel_id("editor") is None
+    assert gateway.client.get("/api/agents/writer").json()["chatChannelId"] is None
     assert answered_by(gateway, fake_llm, session_id) == "house-model"
     assert shown(gateway, session_id)["source"] == "system"
 
