@@ -154,19 +154,22 @@ def _stale(draft: DraftRecord, why: str) -> DraftStale:
 
 def recheck(draft: DraftRecord, view: list[StoredMessage]) -> None:
     """After the session's version moved: every message the draft replaces or prunes still
-    visible, uncompacted and unpruned, and its ``seq`` range holding nothing else (a restored
-    run's rows)."""
+    visible, uncompacted, unpruned and unpinned, and its ``seq`` range holding nothing else (a
+    restored run's rows) than those and the pinned ones it keeps."""
     by_id = {stored.id: stored for stored in view}
     summary = draft.plan.get("summary")
     ids: list[int] = summary["ids"] if summary else []
+    pruned: list[int] = draft.plan.get("prunedIds", [])
     gone = [i for i in ids if i not in by_id]
-    gone += [i for i in draft.plan.get("prunedIds", []) if i not in by_id or by_id[i].pruned_at]
+    gone += [i for i in pruned if i not in by_id or by_id[i].pruned_at]
     if gone:
         raise _stale(draft, f"{len(gone)} of its messages were compacted or pruned since")
+    if any(by_id[i].message.pinned for i in [*ids, *pruned]):
+        raise _stale(draft, "a message it replaces was pinned since")
     if summary:
         first, last = summary["firstSeq"], summary["lastSeq"]
         inside = sum(1 for stored in view if first <= stored.seq <= last)
-        if inside != summary["expectedRemoved"]:
+        if inside != summary["expectedRemoved"] + len(summary.get("keptIds", [])):
             raise _stale(draft, "messages were restored inside the span it replaces")
 
 
@@ -207,6 +210,7 @@ def _write(draft: DraftRecord, version: int, figures: tuple[int, int]) -> Compac
             first_seq=summary["firstSeq"],
             last_seq=summary["lastSeq"],
             expected_removed=summary["expectedRemoved"],
+            kept_ids=tuple(summary.get("keptIds", [])),
         )
         if summary
         else None,

@@ -43,7 +43,10 @@ def plan_of(
             "firstSeq": summary.first_seq,
             "lastSeq": summary.last_seq,
             "expectedRemoved": summary.expected_removed,
-            "ids": [stored.id for stored in loaded.view[start:end]],
+            # the rows it replaces; the pinned ones of the span stay (docs/architecture.md,
+            # "Pins")
+            "ids": [s.id for s in loaded.view[start:end] if s.id not in summary.kept_ids],
+            "keptIds": list(summary.kept_ids),
         },
         "summaryTokens": summary_tokens(result.summary_text, loaded.config) if summary else 0,
         "prunedIds": list(write.pruned_ids),

@@ -193,3 +193,29 @@ def test_the_asyncio_twins(ctx: Producers) -> None:
     assert asyncio.run(steps()) == (["ready"], "applied")
     summaries = [s for s in ctx.store.load_history(session_id) if s.is_compaction_summary]
     assert [s.message.content for s in summaries] == [EDITED]
+
+
+def test_a_pinned_message_stays_and_a_pin_after_the_draft_makes_it_stale(
+    ctx: Producers,
+) -> None:
+    # pinned before the review: the draft keeps it in place (docs/architecture.md, "Pins")
+    session_id = session_with(ctx, 30)
+    pinned = [s for s in ctx.store.load_history(session_id) if s.message.role == "user"][6]
+    ctx.pin(session_id, pinned.id)
+    ctx.request_manual(session_id, review=True)
+    drain(ctx)
+    [draft] = ctx.session_drafts(session_id)
+    assert pinned.id in draft.plan["summary"]["keptIds"]
+    assert pinned.id not in draft.plan["summary"]["ids"]
+    ctx.apply_draft(draft.id)
+    view = {s.id: s for s in ctx.store.load_history(session_id)}
+    assert pinned.id in view and view[pinned.id].compacted_at is None
+
+    # pinned after the review: one of the messages it would replace, so not applied
+    other_id, draft_id = reviewed(ctx)
+    target = ctx.get_draft(draft_id).plan["summary"]["ids"][2]
+    ctx.pin(other_id, target)
+    before = history(ctx, other_id)
+    with pytest.raises(DraftStale, match="a message it replaces was pinned since"):
+        ctx.apply_draft(draft_id)
+    assert history(ctx, other_id) == before

@@ -117,6 +117,16 @@ def test_the_recheck_refuses_a_changed_span(view: list[StoredMessage], why: str)
         recheck(draft(), view)
 
 
+def test_the_pinned_messages_of_the_span() -> None:
+    # one pinned when the draft was written: kept in place, counted apart
+    kept = {"firstSeq": 2, "lastSeq": 4, "expectedRemoved": 2, "ids": [2, 4], "keptIds": [3]}
+    recheck(draft(summary=kept), VIEW)
+    # pinned since: not replaced
+    pinned = StoredMessage(Message(role="user", content="message 3", id=3, pinned=True), 3, 0, NOW)
+    with pytest.raises(DraftStale, match="a message it replaces was pinned since"):
+        recheck(draft(), [*VIEW[:2], pinned, *VIEW[3:]])
+
+
 def test_still_fits_under_the_threshold_or_smaller() -> None:
     # the draft saves 3,000 tokens; an edited summary 50 tokens longer saves 2,950
     assert fits(draft(), 6_000, 4_000, 100) == 3_000
