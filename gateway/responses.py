@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from compaction.core.contract import AutoCompact, AuxTokens, TokenUsage
+from compaction.core.contract import AutoCompact, AuxTokens, ContextWarning, TokenUsage
 from compaction.core.messages import Role
 from compaction.core.segments import Segment
 from compaction.gateway.chat_model import ChatSource
@@ -191,6 +191,9 @@ class ContextStats(Answer):
     latest_turn: TurnFigures | None
     turns: list[TurnFigures] = Field(description="the latest model calls, newest first")
     compactions: int
+    warning: ContextWarning | None = Field(
+        None, description="past the warning level: the token_update's warning (The gate)"
+    )
     compaction_cost: float | None = Field(
         None, description="USD of the session's runs at their channels' prices; null: unpriced"
     )

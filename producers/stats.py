@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from compaction.core.contract import TokenUsage
+from compaction.core.contract import ContextWarning, TokenUsage
 from compaction.core.messages import Message
 from compaction.core.pins import pinned_tokens
 from compaction.core.segments import tag_of, tokens_by_segment
@@ -17,6 +17,7 @@ from compaction.core.tokens import estimate_tokens
 from compaction.producers.ensure import Ensured
 from compaction.producers.trigger import used_tokens
 from compaction.service import logs
+from compaction.service.gate import session_warning
 from compaction.store import SessionListing
 from compaction.store.records import RunRecord
 from compaction.store.token_stats import TokenStat
@@ -70,6 +71,8 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "pinnedTokens": pinned_tokens(messages, counts),
         "turns": turns,
         "compactions": store.compaction_counts([session_id]).get(session_id, 0),
+        # as the latest token_update says it: the console's band on load ("The gate")
+        "warning": _wire(session_warning(store, session, used)),
         **_spent(runs),
         "lastRun": None
         if last is None
@@ -97,6 +100,10 @@ def _spent(runs: Sequence[RunRecord]) -> dict[str, Any]:
             "output": sum(run.output_tokens or 0 for run in runs),
         },
     }
+
+
+def _wire(warning: ContextWarning | None) -> dict[str, Any] | None:
+    return None if warning is None else warning.model_dump(by_alias=True)
 
 
 def session_items(ctx: Producers, limit: int = 100) -> list[dict[str, Any]]:

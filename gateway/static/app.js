@@ -54,6 +54,7 @@ import { api, sessionPath } from "./api.js";
 import { renderBar, statsFromContextStats } from "./bar.js";
 import { isEventRow, keepPending, openStarts, renderMessages } from "./bubbles.js";
 import { handleEvent, wireComposer } from "./chat.js";
+import { renderGate, wireGate } from "./gate.js";
 import { clearReview, loadReadyDraft } from "./review.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
@@ -143,6 +144,7 @@ async function loadStats() {
   if (ticket !== state.ticket) return;
   state.stats = { ...statsFromContextStats(stats), current: state.stats?.current };
   renderBar(state.stats, state.compacting);
+  renderGate(id, stats.warning);
 }
 
 /** History, figures and list again (after a reconnect, a POSTed message, an undo). */
@@ -344,6 +346,7 @@ function wire() {
   $("skip-link").addEventListener("click", skipToInput);
   watchToolStops($("messages"));
   wireComposer(ctx);
+  wireGate(ctx);
   wireSettings(() => ctx.refreshFigures());
   onLangChange(() => {
     $("lang-select").value = getLang();

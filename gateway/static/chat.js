@@ -13,6 +13,7 @@ import {
   placeEvent,
   resolvePending,
 } from "./bubbles.js";
+import { renderGate } from "./gate.js";
 import { errorText } from "./i18n.js";
 import { onDraft } from "./review.js";
 
@@ -121,6 +122,7 @@ export function handleEvent(ctx, event) {
     state.stats = mergeTokenUpdate(state.stats, event);
     renderBar(state.stats, state.compacting);
     ctx.updateSessionFigures(event.context || {});
+    renderGate(state.current, event.warning); // the gate's band (gate.js)
   } else if (event.type === "compaction_draft") {
     onDraft(ctx, event).finally(() => renderBar(state.stats, state.compacting));
   } else if (event.type === "error") {

@@ -1,5 +1,6 @@
 // The settings panel: the current session's agent (seed §8.5: auxiliary model, strategy,
-// threshold, token budget, protected head; blank inherits) and the model channels (§8.6: list,
+// threshold, token budget, protected head; the gate's automatic compaction mode and warning
+// level, the chat channel: docs/architecture.md, "The gate"; blank inherits) and the model channels (§8.6: list,
 // add, edit, make default, remove with the server's refusal and a force confirm). Keys are
 // write-only.
 
@@ -77,6 +78,34 @@ function renderBudget(agent) {
   syncBudget();
 }
 
+const MODES = { on: "autoOn", ask: "autoAsk", off: "autoOff" };
+
+/** The gate's mode and warning level, and the channel that answers chat turns. */
+function renderGateSettings(agent) {
+  const mode = agent.effective.autoCompact;
+  $("agent-auto-compact").replaceChildren(
+    option("", t("autoInherit", { v: t(MODES[mode.value] || "autoOn") })),
+    ...Object.entries(MODES).map(([value, key]) => option(value, t(key))),
+  );
+  $("agent-auto-compact").value = agent.autoCompact ?? "";
+  $("agent-auto-compact-effective").textContent = t("effective", {
+    v: t(MODES[mode.value] || "autoOn"),
+    src: sourceText(mode),
+  });
+  const warn = agent.effective.warnPercent;
+  $("agent-warn").value = agent.warnPercent ?? "";
+  const level = warn.value == null ? t("warnDefault") : `${warn.value}%`;
+  $("agent-warn").placeholder = `${t("inherit")}: ${level}`;
+  $("agent-warn-effective").textContent = t("effective", { v: level, src: sourceText(warn) });
+  const own = agent.chatChannelId;
+  const choices = channelsState().filter((c) => !c.auxiliary || c.id === own);
+  $("agent-chat").replaceChildren(
+    option("", t("chatInherit")),
+    ...choices.map((c) => option(String(c.id), `${c.name} · ${c.model}`)),
+  );
+  $("agent-chat").value = own == null ? "" : String(own);
+}
+
 export function renderAgent() {
   const form = $("agent-form");
   const agent = state.agent;
@@ -98,6 +127,7 @@ export function renderAgent() {
   $("agent-head").value = agent.compactionProtectFirstN ?? "";
   $("agent-head").placeholder = `${t("inherit")}: ${head.value}`;
   $("agent-head-effective").textContent = t("effective", { v: head.value, src: sourceText(head) });
+  renderGateSettings(agent);
 }
 
 function showStatus(node, text, isError = false) {
@@ -118,6 +148,9 @@ async function saveAgent(event) {
     thresholdPercent: inherit ? null : Number($("agent-threshold").value),
     protectFirstN: head ? Number(head) : null,
     tokenBudget: budget ? Number(budget) : null,
+    autoCompact: $("agent-auto-compact").value || null,
+    warnPercent: $("agent-warn").value.trim() ? Number($("agent-warn").value) : null,
+    chatChannel: $("agent-chat").value ? Number($("agent-chat").value) : null,
   };
   try {
     state.agent = await api(`/api/agents/${encodeURIComponent(state.agentId)}`, {
