@@ -59,6 +59,7 @@ import { clearReview, loadReadyDraft } from "./review.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 import { renderReceipt, runFor } from "./receipt.js";
+import { wirePins } from "./pins.js";
 import { keepLive, liveNodes, watchToolStops } from "./fold.js";
 import {
   createSession,
@@ -367,5 +368,6 @@ async function start() {
   const first = state.sessions.find((s) => s.id === wanted) || state.sessions[0];
   if (first) await openSession(first.id);
 }
+  wirePins($("messages"), { sessionId: () => state.current, onChanged: reload, onError: showError });
 
 start();

@@ -28,6 +28,7 @@ export function statsFromContextStats(stats) {
     compactions: stats.compactions ?? 0,
     tokensByRole: stats.tokensByRole || {},
     tokensBySegment: stats.tokensBySegment || {},
+    pinnedTokens: stats.pinnedTokens ?? 0, // docs/architecture.md, "Pins"
   };
 }
 
@@ -79,6 +80,7 @@ function breakdownRows(stats) {
         i: num(current.inputTokens),
         o: num(current.outputTokens),
         total: num(current.totalTokens),
+    [t("bdPinned"), stats.pinnedTokens || undefined],
       }),
     );
   }

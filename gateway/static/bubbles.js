@@ -4,6 +4,7 @@
 
 import { failureReason, has, SETTINGS_FIXES, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
+import { markPins } from "./pins.js";
 
 const EVENT_TYPE = "compaction_event";
 const MAX_CALL_CHARS = 240;
@@ -183,6 +184,7 @@ export function messageElement(row) {
     head.append(tag(restored ? "restoredTag" : "compactedTag", "compacted-tag"));
   }
   if (row.prunedAt) head.append(tag("prunedTag", "pruned-tag"));
+  markPins(node, head, row); // pinned: marked, and a toggle (pins.js)
   node.append(head);
   const body = el("div", { class: "msg-body" });
   if (row.isCompactionSummary) {
