@@ -338,6 +338,7 @@ function wire() {
     if (file) importTranscript(file);
   });
   $("messages").addEventListener("click", onListClick);
+  wirePins($("messages"), { sessionId: () => state.current, onChanged: reload, onError: showError });
   $("banner-back").addEventListener("click", () => toggleView(state.current));
   $("error-dismiss").addEventListener("click", () => ($("error-banner").hidden = true));
   $("drawer-close").addEventListener("click", closeDrawer);
@@ -368,6 +369,5 @@ async function start() {
   const first = state.sessions.find((s) => s.id === wanted) || state.sessions[0];
   if (first) await openSession(first.id);
 }
-  wirePins($("messages"), { sessionId: () => state.current, onChanged: reload, onError: showError });
 
 start();

@@ -71,6 +71,7 @@ function breakdownRows(stats) {
     [t("bdHistory"), segment.history],
     [t("bdLoop"), segment.loop],
     [t("bdState"), segment.state],
+    [t("bdPinned"), stats.pinnedTokens || undefined],
   ].filter(([, value]) => value !== undefined);
   const lines = rows.map(([label, value]) => `${label}: ${num(value)}`);
   const current = stats.current;
@@ -80,7 +81,6 @@ function breakdownRows(stats) {
         i: num(current.inputTokens),
         o: num(current.outputTokens),
         total: num(current.totalTokens),
-    [t("bdPinned"), stats.pinnedTokens || undefined],
       }),
     );
   }
