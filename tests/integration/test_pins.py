@@ -99,7 +99,7 @@ def test_a_compaction_planned_with_pins_marks_everything_else(store: Store) -> N
 
 
 def test_what_cannot_be_pinned_is_refused(store: Store) -> None:
-    session_id, ids = new_session(store, seed_forty())
+    session_id, _ids = new_session(store, seed_forty())
     other, other_ids = new_session(store, seed_forty())
     with pytest.raises(NotFound):
         store.set_pinned(session_id, other_ids[3], True)
