@@ -7,6 +7,7 @@ Chinese."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
@@ -18,9 +19,9 @@ def message(page: Page, message_id: int) -> Locator:
     return page.locator(f"[data-testid=message][data-id='{message_id}']")
 
 
-def history(console: Console, session_id: str, view: str = "compacted") -> list[dict]:
+def history(console: Console, session_id: str, view: str = "compacted") -> list[dict[str, Any]]:
     answer = console.stack.api.get(f"/api/sessions/{session_id}/history", params={"view": view})
-    rows: list[dict] = answer.json()["messages"]
+    rows: list[dict[str, Any]] = answer.json()["messages"]
     return rows
 
 
