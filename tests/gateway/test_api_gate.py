@@ -155,6 +155,9 @@ def test_ask_does_not_hold_the_turn_and_says_due(gateway: Gateway, fake_llm: Fak
     assert warning["percent"] > 70
     assert decisions(gateway, session_id) == ["asked"]
     assert gateway.store.runs(session_id) == []
+    # the console's band on load: context stats carry the same warning
+    stats = gateway.client.get(f"/api/sessions/{session_id}/context-stats").json()
+    assert (stats["warning"]["mode"], stats["warning"]["due"]) == ("ask", True)
 
 
 def test_off_waits_for_compact(gateway: Gateway, fake_llm: FakeLLM) -> None:
