@@ -30,7 +30,7 @@
 //   bar:      context-bar (data-band="green"|"orange"|"red"|"compacting"|"none",
 //             data-percent, data-threshold), context-bar-fill, threshold-tick (title
 //             "Auto-compaction threshold 70%"), status-text (data-compacting), status-breakdown
-//             (hover text), compact-button
+//             (hover text), compact-button, chat-channel (who answers: answering.js)
 //   input:    composer, message-input (Enter sends, Shift+Enter new line; "/compact [focus]"
 //             compacts), send-button
 //   settings: settings-panel, settings-close; agent-settings, agent-id, agent-form,
@@ -50,8 +50,9 @@
 //             channel-message
 //   token:    token-dialog, token-input, token-submit (shown when the API answers 401)
 
+import { loadAnswering, wireAnswering } from "./answering.js";
 import { api, sessionPath } from "./api.js";
-import { renderBar, statsFromContextStats } from "./bar.js";
+import { mergeBreakdown, renderBar, statsFromContextStats } from "./bar.js";
 import { isEventRow, keepPending, openStarts, renderMessages } from "./bubbles.js";
 import { handleEvent, wireComposer } from "./chat.js";
 import { renderGate, wireGate } from "./gate.js";
@@ -146,6 +147,34 @@ async function loadStats() {
   state.stats = { ...statsFromContextStats(stats), current: state.stats?.current };
   renderBar(state.stats, state.compacting);
   renderGate(id, stats.warning);
+  await loadAnswering(id, () => ticket === state.ticket); // who answers (answering.js)
+}
+
+/** The hover breakdown after a token_update (it goes stale otherwise): one fetch at a time,
+ * and one more when updates came meanwhile. */
+const breakdown = { busy: false, again: false };
+
+async function refreshBreakdown() {
+  if (breakdown.busy) {
+    breakdown.again = true;
+    return;
+  }
+  breakdown.busy = true;
+  try {
+    do {
+      breakdown.again = false;
+      const ticket = state.ticket;
+      const stats = await api(`${sessionPath(state.current)}/context-stats`);
+      if (ticket === state.ticket && state.stats) {
+        state.stats = mergeBreakdown(state.stats, stats);
+        renderBar(state.stats, state.compacting);
+      }
+    } while (breakdown.again);
+  } catch (err) {
+    showError(err.message);
+  } finally {
+    breakdown.busy = false;
+  }
 }
 
 /** History, figures and list again (after a reconnect, a POSTed message, an undo). */
@@ -173,6 +202,7 @@ const ctx = {
   showError,
   reload,
   updateSessionFigures,
+  refreshBreakdown,
   refreshFigures: () => {
     loadStats().catch((err) => showError(err.message));
     refreshSessions();
@@ -350,6 +380,7 @@ function wire() {
   wireComposer(ctx);
   wireGate(ctx);
   wireSettings(() => ctx.refreshFigures());
+  wireAnswering(() => $("settings-panel").hidden && toggleSettings());
   onLangChange(() => {
     $("lang-select").value = getLang();
     drawSessions();

@@ -32,6 +32,15 @@ export function statsFromContextStats(stats) {
   };
 }
 
+/** The hover breakdown's figures, taken from a context-stats answer: token_update carries only
+ * the totals, so the console fetches them again after each one (app.js, refreshBreakdown). */
+const BREAKDOWN = ["tokensByRole", "tokensBySegment", "pinnedTokens"];
+
+export function mergeBreakdown(previous, stats) {
+  const fresh = statsFromContextStats(stats);
+  return { ...previous, ...Object.fromEntries(BREAKDOWN.map((key) => [key, fresh[key]])) };
+}
+
 export function mergeTokenUpdate(previous, event) {
   const context = event.context || {};
   return {

@@ -121,6 +121,7 @@ export function handleEvent(ctx, event) {
   } else if (event.type === "token_update") {
     state.stats = mergeTokenUpdate(state.stats, event);
     renderBar(state.stats, state.compacting);
+    ctx.refreshBreakdown(); // the hover's figures follow every update (bar.js, mergeBreakdown)
     ctx.updateSessionFigures(event.context || {});
     renderGate(state.current, event.warning); // the gate's band (gate.js)
   } else if (event.type === "compaction_draft") {
