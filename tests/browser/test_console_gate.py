@@ -99,3 +99,40 @@ def test_off_mode_waits_for_compact(console: Console) -> None:
     expect(page.get_by_test_id("gate-now")).to_be_hidden()
     expect(bubbles(page)).to_have_count(0)
     console.shot("off")
+
+
+def test_settings_set_the_mode_and_the_level(console: Console) -> None:
+    """Settings: the mode and the warning level saved for the session's agent (a level at the
+    threshold refused with the server's sentence); the band follows the new level at once."""
+    session_id = session_at(console, 0.55)
+    agent = console.stack.store.get_session(session_id).agent_id
+    page = console.open(session_id)
+    expect(page.get_by_test_id("gate-band")).to_be_hidden()  # under 60%
+    page.get_by_test_id("settings-toggle").click()
+    expect(page.get_by_test_id("agent-auto-compact-effective")).to_have_text(
+        re.compile(r"On: compact at the threshold .*COMPACTION_AUTO_COMPACT")
+    )
+    page.get_by_test_id("agent-auto-compact").select_option("ask")
+    page.get_by_test_id("agent-warn-percent").fill("70")
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text(
+        re.compile("must be below the threshold of 70%")
+    )
+    page.get_by_test_id("agent-warn-percent").fill("50")
+    page.get_by_test_id("agent-save").click()
+    expect(page.get_by_test_id("agent-save-status")).to_have_text("Saved")
+    console.shot("settings")
+    shown = console.stack.api.get(f"/api/agents/{agent}").json()
+    assert (shown["autoCompact"], shown["warnPercent"]) == ("ask", 50)
+    page.get_by_test_id("settings-toggle").click()
+    expect(page.get_by_test_id("gate-band")).to_be_visible()  # 55% is past 50%
+
+
+def test_the_band_in_chinese(console_zh: Console) -> None:
+    page = console_zh.open(session_at(console_zh, 0.61))
+    expect(page.get_by_test_id("gate-text")).to_have_text(
+        re.compile(r"^将在 70% 时自动压缩 — 上下文已达 6\d(\.\d)?%。$")
+    )
+    expect(page.get_by_test_id("gate-focus")).to_have_text("带重点立即压缩…")
+    expect(page.get_by_test_id("gate-not-now")).to_have_text("暂不")
+    console_zh.shot("zh")
