@@ -198,6 +198,10 @@ def write(
     """The stage's result, its receipt and its done row, in one transaction fenced by the
     version loaded."""
     by = {"summarizer": written.summarizer} if written.summarizer else {}
+    # the counts, as compaction_done carries them: the bubble after a reload says them too
+    counted = (
+        {"receipt": receipt.counts().model_dump(mode="json", by_alias=True)} if receipt else {}
+    )
     done = EventRow.of(
         "done",
         {
@@ -207,6 +211,7 @@ def write(
             "tokensBefore": result.tokens_before,
             "tokensAfter": result.tokens_after,
             **by,
+            **counted,
         },
         result.language,
     )

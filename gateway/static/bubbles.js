@@ -79,6 +79,12 @@ export function eventBubble(info) {
       const tagged = { class: "tag tag-offline", "data-testid": "bubble-offline" };
       box.append(" ", el("span", tagged, t("bubbleOffline")));
     }
+    // the receipt's reminder (docs/architecture.md, "Receipt"): constraints now live there
+    const users = info.receipt?.userMessages;
+    if (users && users.total > users.verbatim) {
+      const folded = { class: "bubble-reminder", "data-testid": "bubble-folded" };
+      box.append(" ", el("span", folded, t("receiptFolded", { n: users.total - users.verbatim })));
+    }
     if (info.summaryMessageId) {
       const run = info.runId ? { runId: info.runId } : {};
       box.append(

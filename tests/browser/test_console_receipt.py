@@ -68,6 +68,14 @@ def test_the_drawer_shows_the_receipt(console: Console, priced: None) -> None:
     expect(done).to_have_count(1)
     [run] = console.stack.api.get(f"/api/sessions/{session}/runs").json()["runs"]
     receipt = run["receipt"]
+    folded = receipt["userMessages"]["total"] - receipt["userMessages"]["verbatim"]
+    reminder = (
+        f"{folded} of your instructions were folded into the summary: constraints now live there."
+    )
+    # the bubble reminds the user at once, and after a reload (its row carries the counts)
+    expect(done.get_by_test_id("bubble-folded")).to_have_text(reminder)
+    page.reload()
+    expect(done.get_by_test_id("bubble-folded")).to_have_text(reminder)
     missing = receipt["identifiers"]["missing"]["paths"]
     assert "/srv/dumps/orders_2024.sql" in missing  # pruned in the tail, in no summary
 
@@ -81,11 +89,8 @@ def test_the_drawer_shows_the_receipt(console: Console, priced: None) -> None:
     )
     paths = box.locator("[data-testid=receipt-missing][data-kind=paths]")
     expect(paths.locator("code", has_text="/srv/dumps/orders_2024.sql")).to_be_visible()
-    folded = receipt["userMessages"]["total"] - receipt["userMessages"]["verbatim"]
     assert folded >= 1
-    expect(box.get_by_test_id("receipt-folded")).to_have_text(
-        f"{folded} of your instructions were folded into the summary: constraints now live there."
-    )
+    expect(box.get_by_test_id("receipt-folded")).to_have_text(reminder)
     expect(box.get_by_test_id("receipt-folded-list").locator("li", has_text=RULE)).to_be_visible()
     tokens = f"{run['inputTokens']:,} input tokens, {run['outputTokens']:,} output tokens"
     expect(box.get_by_test_id("receipt-aux")).to_have_text(f"Auxiliary model: {tokens}")
