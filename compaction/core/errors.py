@@ -19,7 +19,7 @@ code never changes once published.
 | `worker_lost` | the worker running the request died (killed, out of memory) before answering |
 | `db_error` | the database failed (the driver's first line only) |
 | `no_auxiliary_model` | no auxiliary channel: not on the agent, no system default |
-| `no_chat_model` | no channel for the session's model nor for conversation (gateway only) |
+| `no_chat_model` | no channel answers a turn (docs/architecture.md, "Which channel answers") |
 | `llm_timeout` | an attempt at the auxiliary (or the chat) model did not finish in time |
 | `llm_error` | the auxiliary (or the chat) model answered an error, or no reply of its own |
 | `internal_error` | a bug caught by the worker; the history is unchanged |
