@@ -130,6 +130,7 @@ def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 "C" if stored.compacted_at else " ",
                 "P" if stored.pruned_at else " ",
                 "E" if stored.is_event else " ",
+                "N" if m.pinned else " ",  # pinned: never summarized or pruned
             ]
         )
         calls = f" → {', '.join(c.name for c in m.tool_calls)}" if m.tool_calls else ""
@@ -139,7 +140,8 @@ def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
             + shown(f"{text[:90]}{'…' if len(text) > 90 else ''}{calls}"),
             file=out,
         )
-    print(f"({len(view)} rows; S summary, C compacted, P pruned, E compaction event)", file=out)
+    legend = "S summary, C compacted, P pruned, E compaction event, N pinned"
+    print(f"({len(view)} rows; {legend})", file=out)
     return 0
 
 
@@ -172,6 +174,14 @@ def run_stats(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(
             f"last turn:  {turn['decision']}, ~{turn['totalTokens']:,} tokens sent "
             f"(budget {turn['thresholdTokens'] or 0:,}), {turn['createdAt']}",
+            file=out,
+        )
+    aux, cost = stats.get("auxTokens") or {}, stats.get("compactionCost")
+    if aux.get("input") or aux.get("output"):  # the receipts (docs/architecture.md, "Receipt")
+        priced = f"${cost:.4f}" if cost is not None else "no price set"
+        print(
+            f"compaction: auxiliary model {aux['input']:,} in / {aux['output']:,} out tokens, "
+            f"{priced}",
             file=out,
         )
     last = stats["lastRun"]
