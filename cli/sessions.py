@@ -130,6 +130,7 @@ def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 "C" if stored.compacted_at else " ",
                 "P" if stored.pruned_at else " ",
                 "E" if stored.is_event else " ",
+                "N" if m.pinned else " ",  # pinned: never summarized or pruned
             ]
         )
         calls = f" → {', '.join(c.name for c in m.tool_calls)}" if m.tool_calls else ""
@@ -139,7 +140,8 @@ def run_history(args: argparse.Namespace, out: TextIO | None = None) -> int:
             + shown(f"{text[:90]}{'…' if len(text) > 90 else ''}{calls}"),
             file=out,
         )
-    print(f"({len(view)} rows; S summary, C compacted, P pruned, E compaction event)", file=out)
+    legend = "S summary, C compacted, P pruned, E compaction event, N pinned"
+    print(f"({len(view)} rows; {legend})", file=out)
     return 0
 
 

@@ -28,6 +28,9 @@ def test_pin_and_unpin(store: Store, command: Command) -> None:
     assert status == 0, err
     assert out.startswith(f"message {ids[6]} of session {session_id}: pinned;")
     assert pinned_rows(command, session_id) == {ids[6]}
+    status, out, _ = command("history", session_id, "--view", "compacted")
+    line = next(x for x in out.splitlines() if x.split()[0] == str(ids[6]))
+    assert status == 0 and line.split()[2] == "N" and out.rstrip().endswith("N pinned)")
     status, out, _ = command("pin", session_id, str(ids[6]), "--json")
     answer = json.loads(out)
     assert status == 0 and answer["pinned"] and not answer["changed"]
