@@ -166,7 +166,7 @@ class Turns:
         # before the message is stored, so that it is not left unanswered
         system = trigger.used_tokens(self.ctx, session, None, None)[1]
         trigger.refuse_system_prompt(self.ctx, session, system, [message])
-        chat_model = self.models.for_session(session.info.agent_id, session.model)
+        chat_model = self.models.for_session(session.agent, session.model)
         return chat_model, self._store(session_id, message, session.info.last_seq)
 
     def _store(self, session_id: str, message: Message, after_seq: int) -> HistoryRow:

@@ -24,7 +24,7 @@ from compaction.core.tokens import (
     text_estimator,
 )
 from compaction.service.settings import Settings
-from compaction.store import ChannelConfig, Store
+from compaction.store import AgentSettings, ChannelConfig, Store
 from compaction.store.channels import with_key
 from compaction.worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
 
@@ -163,22 +163,20 @@ class ChatModels:
         self._clients: LRUCache[ClientKey, SdkClient] = LRUCache(CLIENTS)
         self._lock = threading.Lock()
 
-    def choice(self, agent_id: str | None, model: str | None) -> ChatChoice:
-        """Who answers a session of ``agent_id`` on ``model`` (the turn's, else the session's,
-        else the agent's). Blocking (it reads the channels and the agent): call it in a
-        worker thread."""
-        agent_channel = self.store.chat_channel_id(agent_id) if agent_id is not None else None
+    def choice(self, agent: AgentSettings | None, model: str | None) -> ChatChoice:
+        """Who answers a session of ``agent`` on ``model`` (the turn's, else the session's,
+        else the agent's). Blocking (it reads the channels): call it in a worker thread."""
         return choose_channel(
             self.store.list_channels(),
-            agent_channel_id=agent_channel,
+            agent_channel_id=agent.chat_channel_id if agent is not None else None,
             model=model,
             system=self.system,
             has_fallback=self.fallback is not None,
         )
 
-    def for_session(self, agent_id: str | None, model: str | None) -> ChatModel:
+    def for_session(self, agent: AgentSettings | None, model: str | None) -> ChatModel:
         """The model ``choice`` names, its client reused. Blocking, like ``choice``."""
-        channel = self.choice(agent_id, model).channel
+        channel = self.choice(agent, model).channel
         if channel is None:
             assert self.fallback is not None  # "offline" is chosen only with a fallback
             return self.fallback

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from compaction.core.config import (
@@ -203,9 +202,3 @@ class Agents(Repository):
         with read_session(self.factory) as session:
             row = session.get(Agent, agent_id)
             return agent_settings(row) if row is not None else None
-
-    def chat_channel_id(self, agent_id: str) -> int | None:
-        """The channel the agent chose to answer its chat turns (``None``: the system's rule,
-        ``compaction.gateway.chat_model``)."""
-        with read_session(self.factory) as session:
-            return session.scalar(select(Agent.chat_channel_id).where(Agent.id == agent_id))

@@ -100,7 +100,6 @@ class Store:
 
     set_agent = _Via("agents", Agents.set_agent)
     get_agent = _Via("agents", Agents.get_agent)
-    chat_channel_id = _Via("agents", Agents.chat_channel_id)
 
     list_sessions = _Via("listing", Listing.list_sessions)
     session_listing = _Via("listing", Listing.session_listing)

@@ -61,7 +61,7 @@ def chat_channel(session_id: str, resources: ResourcesDep) -> ChatChannel:
     session = resources.producers.contexts.resolve(session_id)
     agent_id = session.info.agent_id
     try:
-        choice = resources.turns.models.choice(agent_id, session.model)
+        choice = resources.turns.models.choice(session.agent, session.model)
     except NoChatModel as err:
         return ChatChannel(
             session_id=session_id,

@@ -42,6 +42,12 @@ def choose(gateway: Gateway, agent_id: str, channel: int | str | None) -> None:
     assert answer.status_code == 200, answer.text
 
 
+def chat_channel_of(gateway: Gateway, agent_id: str) -> int | None:
+    agent = gateway.store.get_agent(agent_id)
+    assert agent is not None
+    return agent.chat_channel_id
+
+
 def say(gateway: Gateway, fake: FakeLLM, session_id: str) -> httpx.Response:
     fake.script(Reply(text="ok"))
     return gateway.client.post(f"/api/sessions/{session_id}/messages", json={"content": "hi"})
@@ -95,7 +101,7 @@ def test_adding_a_channel_does_not_change_which_channel_answers(
     add(gateway, fake_llm, "serves-a", "model-a")
     add(gateway, fake_llm, "writer-chat", "model-b")
     choose(gateway, "writer", "writer-chat")  # by name
-    assert gateway.store.chat_channel_id("writer") is not None
+    assert chat_channel_of(gateway, "writer") is not None
     sessions = [
         gateway.store.create_session(),  # the system's channel
         gateway.store.create_session(model="model-a"),  # the channel serving its model
@@ -163,14 +169,14 @@ def test_removing_an_agents_chat_channel_is_refused_then_clears_the_choice(
     assert refused.status_code == 409
     message = refused.json()["error"]["message"]
     assert "agents editor, writer chat with it" in message and "--force" in message
-    assert gateway.store.chat_channel_id("writer") == chosen
+    assert chat_channel_of(gateway, "writer") == chosen
 
     removed = gateway.client.delete(f"/api/channels/{chosen}", params={"force": "true"})
     assert removed.status_code == 200, removed.text
     assert removed.json()["chatAgents"] == ["editor", "writer"]
     assert removed.json()["agents"] == []
-    assert gateway.store.chat_channel_id("writer") is None
-    assert gateway.store.chat_channel_id("editor") is None
+    assert chat_channel_of(gateway, "writer") is None
+    assert chat_channel_of(gateway, "editor") is None
     assert gateway.client.get("/api/agents/writer").json()["chatChannelId"] is None
     assert answered_by(gateway, fake_llm, session_id) == "house-model"
     assert shown(gateway, session_id)["source"] == "system"
