@@ -90,8 +90,10 @@ def test_context_stats_at_both_paths(gateway: Gateway) -> None:
         "lastRun",
         "latestTurn",
         "turns",
+        "warning",  # the gate's (docs/architecture.md, "The gate"): null under the level
     }
     assert stats["sessionId"] == "airline" and stats["lastRun"] is None
+    assert stats["warning"] is None
     assert stats["latestTurn"] is None and stats["turns"] == []  # no model call yet
     assert stats["budgetTokens"] == stats["thresholdTokens"]
     assert stats["tokenBudget"] is None  # the percentage of the window applies
