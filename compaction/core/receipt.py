@@ -8,8 +8,8 @@ ledger) or in a message the result keeps. Each real user message of the span
 (``messages.is_real_user``) is kept verbatim or *folded* into the summary: after a compaction the
 user is reminded that those constraints now live in the summary.
 
-Pure and one pass over each side: the result's text is joined once, and each identifier is
-looked for in the summary first (small, where the ledger lists them) and only then in the rest.
+Pure and one pass over each side: the result's text is joined and indexed once (``Haystack``),
+and each identifier is looked up in it, not searched for by a scan of the text.
 """
 
 from __future__ import annotations
@@ -117,6 +117,64 @@ def compacted_span(before: Sequence[Message], result: CompactionResult) -> list[
     return span
 
 
+class Haystack:
+    """A text that answers ``item in text`` for many items without a scan of it per item: a
+    middle gives hundreds of thousands of identifiers, most of them not kept, and the kept
+    messages may be a megabyte (docs/architecture.md, "Receipt").
+
+    An item without white space lies inside one word of the text: it is one of the text's
+    distinct words, or inside one of those that hold its rarest ``GRAM``-character piece. An
+    item with white space is looked for in the text only when its inner words are words of the
+    text and its outer ones are inside some (each a condition of its being there)."""
+
+    GRAM = 6
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words = list(dict.fromkeys(text.split()))
+        self.exact = frozenset(self.words)
+        self._joined: str | None = None
+        self._grams: dict[str, list[int]] | None = None
+
+    def holds(self, item: str) -> bool:
+        tokens = item.split()
+        if len(tokens) == 1 and tokens[0] == item:
+            return self._inside_a_word(item)
+        if not tokens:
+            return item in self.text
+        inner = all(token in self.exact for token in tokens[1:-1])
+        ends = inner and self._inside_a_word(tokens[0]) and self._inside_a_word(tokens[-1])
+        return ends and item in self.text
+
+    def _inside_a_word(self, token: str) -> bool:
+        if token in self.exact:
+            return True
+        if len(token) < self.GRAM:  # short: rare among identifiers; the distinct words, once
+            if self._joined is None:
+                self._joined = "\n".join(self.words)
+            return token in self._joined
+        grams, rarest = self._index(), None
+        for at in range(len(token) - self.GRAM + 1):
+            posting = grams.get(token[at : at + self.GRAM])
+            if posting is None:
+                return False
+            if rarest is None or len(posting) < len(rarest):
+                rarest = posting
+        words = self.words
+        return rarest is not None and any(token in words[i] for i in rarest)
+
+    def _index(self) -> dict[str, list[int]]:
+        """Each ``GRAM``-character piece of the distinct words: the words holding it."""
+        if self._grams is None:
+            grams: dict[str, list[int]] = {}
+            size = self.GRAM
+            for index, word in enumerate(self.words):
+                for gram in {word[at : at + size] for at in range(len(word) - size + 1)}:
+                    grams.setdefault(gram, []).append(index)
+            self._grams = grams
+        return self._grams
+
+
 def receipt_of(
     span: Sequence[Message], result: CompactionResult, *, redact_secrets: bool = True
 ) -> SpanReceipt:
@@ -124,16 +182,16 @@ def receipt_of(
     what it returned; ``redact_secrets`` as the stage's config (the ledger's items are
     redacted alike, so a secret is never listed as missing)."""
     turns = Turns.of(span)
-    summary = result.summary_text
-    kept_text = _text(result.messages)
+    # the summary (body and ledger) first: a result holds it among its messages too
+    kept = Haystack(result.summary_text + "\n" + _text(result.messages))
     totals: dict[str, int] = {}
     missing: dict[str, tuple[str, ...]] = {}
     counts: dict[str, int] = {}
     for kind, items in span_identifiers(turns, redact_secrets).items():
-        lost = [i for i in items if i not in summary and i not in kept_text]
+        lost = [i for i in items if not kept.holds(i)]
         totals[kind], counts[kind], missing[kind] = len(items), len(lost), tuple(lost[:MAX_LISTED])
     users = _user_words(turns.messages)
-    folded = [m for m in users if m not in summary and m not in kept_text]
+    folded = [m for m in users if not kept.holds(m)]
     return SpanReceipt(
         totals={k: totals.get(k, 0) for k in KINDS},
         missing={k: missing.get(k, ()) for k in KINDS},

@@ -139,3 +139,33 @@ def test_empty_span() -> None:
     receipt = receipt_of([], _result([], ""))
     assert isinstance(receipt, SpanReceipt)
     assert (receipt.kept, receipt.total, receipt.verbatim, receipt.user_total) == (0, 0, 0, 0)
+
+
+def test_the_haystack_answers_exactly_as_in() -> None:
+    """``Haystack.holds(x)`` is ``x in text``, for every piece and every near miss of a text
+    with words, punctuation, CJK, repeated and multi-space lines (its index is only a shortcut)."""
+    import random
+
+    from compaction.core.receipt import Haystack
+
+    text = (
+        "see `src/app.py`, then (https://x.org/a?b=1) and ValueError: bad input\n"
+        "run  make test  twice;\tdeadbeef12 v1.2.3 $5 日志 /srv/dumps/orders_2024.sql.\n"
+        "ab abc abcdef abcdefgh src/app.py src/app.pyc"
+    )
+    hay = Haystack(text)
+    rng = random.Random(7)
+    probes = {text[a:b] for a in range(len(text)) for b in range(a + 1, min(len(text), a + 40))}
+    probes |= {p[:-1] + "#" for p in rng.sample(sorted(probes), 2_000) if p}  # near misses
+    probes |= {
+        "make test",
+        "make  test",
+        "run  make",
+        "src/app.pyx",
+        "日志 /srv",
+        "zzz",
+        "",
+        "abcdefg",
+    }
+    for probe in sorted(probes):
+        assert hay.holds(probe) == (probe in text), repr(probe)
