@@ -91,8 +91,11 @@ def test_context_stats_at_both_paths(gateway: Gateway) -> None:
         "latestTurn",
         "turns",
         "warning",  # the gate's (docs/architecture.md, "The gate"): null under the level
+        "compactionCost",  # the receipts' (docs/architecture.md, "Receipt")
+        "auxTokens",
     }
     assert stats["sessionId"] == "airline" and stats["lastRun"] is None
+    assert stats["compactionCost"] is None and stats["auxTokens"] == {"input": 0, "output": 0}
     assert stats["warning"] is None
     assert stats["latestTurn"] is None and stats["turns"] == []  # no model call yet
     assert stats["budgetTokens"] == stats["thresholdTokens"]
