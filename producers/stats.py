@@ -66,9 +66,9 @@ def session_stats(ctx: Producers, session_id: str) -> dict[str, Any]:
         "estimated": True,
         "tokensByRole": by_role,
         "tokensBySegment": tokens_by_segment(messages, counts, tags),
-        "latestTurn": turns[0] if turns else None,
         # what no compaction frees (docs/architecture.md, "Pins")
         "pinnedTokens": pinned_tokens(messages, counts),
+        "latestTurn": turns[0] if turns else None,
         "turns": turns,
         "compactions": store.compaction_counts([session_id]).get(session_id, 0),
         # as the latest token_update says it: the console's band on load ("The gate")

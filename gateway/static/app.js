@@ -59,8 +59,8 @@ import { renderGate, wireGate } from "./gate.js";
 import { clearReview, loadReadyDraft } from "./review.js";
 import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
-import { renderReceipt, runFor } from "./receipt.js";
 import { wirePins } from "./pins.js";
+import { renderReceipt, runFor } from "./receipt.js";
 import { keepLive, liveNodes, watchToolStops } from "./fold.js";
 import {
   createSession,
