@@ -22,10 +22,14 @@ export async function loadAnswering(id, current) {
 
 function words(answer) {
   if (answer.source === "none") return t("chatNone");
-  const by = answer.source === "offline"
-    ? t("chatOffline")
-    : t("chatBy", { name: answer.name, model: answer.model });
-  return `${by} · ${t(`chatSrc_${answer.source}`)}`;
+  if (answer.source === "offline") return t("chatOffline");
+  return t("chatBy", { name: answer.name, model: answer.model });
+}
+
+/** Why: the source in words, or the refusal's detail; then where to change it. */
+function why(answer) {
+  const said = answer.source === "none" ? answer.detail : t(`chatSrc_${answer.source}`);
+  return [said, t("chatChannelHint")].filter(Boolean).join("\n");
 }
 
 export function renderAnswering() {
@@ -34,14 +38,17 @@ export function renderAnswering() {
   if (!shown) return;
   button.dataset.source = shown.source;
   button.textContent = words(shown);
-  button.title = shown.detail ? `${shown.detail}\n${t("chatChannelHint")}` : t("chatChannelHint");
+  button.title = why(shown);
+  button.setAttribute("aria-label", `${words(shown)}. ${why(shown)}`);
 }
 
 /** `openSettings()` shows the Settings panel; the agent's chat channel gets the focus. */
 export function wireAnswering(openSettings) {
   $("chat-channel").addEventListener("click", async () => {
     await openSettings();
-    $("agent-chat")?.focus();
+    const select = $("agent-chat"); // the agent's chat channel (settings.js)
+    select?.scrollIntoView({ block: "center" });
+    select?.focus();
   });
   onLangChange(renderAnswering);
 }

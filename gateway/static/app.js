@@ -353,7 +353,8 @@ function toggleSettings() {
   const panel = $("settings-panel");
   panel.hidden = !panel.hidden;
   $("settings-toggle").setAttribute("aria-expanded", String(!panel.hidden));
-  if (!panel.hidden) loadSettings(currentSession()?.agentId ?? null);
+  // the promise: answering.js focuses the agent's chat channel once it is drawn
+  return panel.hidden ? undefined : loadSettings(currentSession()?.agentId ?? null);
 }
 
 function wire() {

@@ -6,6 +6,7 @@ links to the agent's setting."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -111,8 +112,9 @@ def test_the_status_line_says_which_channel_answers(console: Console) -> None:
     page = console.open(session)
     answering = page.get_by_test_id("chat-channel")
     expect(answering).to_have_attribute("data-source", "system")
-    expect(answering).to_have_text(
-        "Answered by chat-fake (fake-chat) · the system's default (COMPACTION_CHAT_CHANNEL)"
+    expect(answering).to_have_text("Answered by chat-fake (fake-chat)")
+    expect(answering).to_have_attribute(
+        "title", re.compile(r"^the system's default \(COMPACTION_CHAT_CHANNEL\)\nClick to choose")
     )
     console.shot("answering-system")
 
@@ -130,9 +132,20 @@ def test_the_status_line_says_which_channel_answers(console: Console) -> None:
     assert chosen.status_code == 200, chosen.text
     page.reload()
     expect(answering).to_have_attribute("data-source", "agent")
-    expect(answering).to_have_text(f"Answered by {name} (writer-model) · the agent's chat channel")
+    expect(answering).to_have_text(f"Answered by {name} (writer-model)")
+    expect(answering).to_have_attribute("title", re.compile(r"^the agent's chat channel\n"))
     answering.click()
     expect(page.get_by_test_id("settings-panel")).to_be_visible()
+    select = page.get_by_test_id("agent-chat-channel")  # the agent's setting, in view
+    expect(select).to_be_focused()
     console.shot("answering-agent")
+    select.select_option(label="chat-fake · fake-chat")
+    page.get_by_test_id("agent-save").click()
+    expect(answering).to_have_text("Answered by chat-fake (fake-chat)")  # saved: drawn again
+    expect(answering).to_have_attribute("data-source", "agent")
+    select.select_option(label=f"{name} · writer-model")
+    page.get_by_test_id("agent-save").click()
+    expect(answering).to_have_text(f"Answered by {name} (writer-model)")
     page.get_by_test_id("lang-select").select_option("zh")
-    expect(answering).to_have_text(f"回复：{name}（writer-model） · 智能体选择的对话渠道")
+    expect(answering).to_have_text(f"回复：{name}（writer-model）")
+    expect(answering).to_have_attribute("title", re.compile(r"^智能体选择的对话渠道\n点击"))
