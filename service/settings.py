@@ -92,8 +92,7 @@ class Settings(BaseSettings, CompactionParameters):
         3600,
         ge=60,
         le=30 * 86_400,
-        description="how long a review's draft can be applied (docs/architecture.md, "
-        '"Review")',
+        description='how long a review\'s draft can be applied (docs/architecture.md, "Review")',
     )
     llm_timeout_s: float = Field(
         30.0,
