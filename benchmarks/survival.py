@@ -50,16 +50,16 @@ _IDS = re.compile(
 )
 
 
-def _strings(value: object) -> Iterator[str]:
+def json_strings(value: object) -> Iterator[str]:
     """Every string inside decoded JSON."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from json_strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from json_strings(item)
 
 
 def _arguments(message: Message) -> list[object]:
@@ -91,7 +91,7 @@ def identifiers(middle: Iterable[Message]) -> dict[str, set[str]]:
         if message.is_summary:
             continue
         arguments = _arguments(message)
-        texts = [message.source_text, *(s for a in arguments for s in _strings(a))]
+        texts = [message.source_text, *(s for a in arguments for s in json_strings(a))]
         for text in texts:
             found["paths"].update(p for p in _PATH.findall(text) if "://" not in p)
             found["urls"].update(_URL.findall(text))

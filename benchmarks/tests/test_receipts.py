@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.engine import InstantSummarizer
 from benchmarks.receipts import DEFAULT_DIRS, load, transcripts
-from benchmarks.survival import config_for
+from benchmarks.survival import config_for, json_strings
 from compaction import compact_staged, compacted_span, receipt_of
 from compaction.core.engine import CompactionResult
 from compaction.core.ledger import KINDS
@@ -26,17 +26,6 @@ from compaction.core.turns import Turns
 PATHS = transcripts(DEFAULT_DIRS)
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def final_text(result: CompactionResult) -> str:
     """Everything the model reads after the stage: each message's content, and each call's
     arguments as sent and as decoded."""
@@ -46,7 +35,7 @@ def final_text(result: CompactionResult) -> str:
         for call in message.tool_calls:
             parts.append(call.arguments)
             with contextlib.suppress(ValueError):
-                parts.extend(_strings(json.loads(call.arguments)))
+                parts.extend(json_strings(json.loads(call.arguments)))
     return "\n".join(parts)
 
 

@@ -6,6 +6,7 @@ built on them runs against SQLite and against the real PostgreSQL database alike
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -290,3 +291,18 @@ def aux(store: Store, name: str, **kwargs: Any) -> int:
     kwargs.setdefault("provider", "anthropic")
     kwargs.setdefault("model", "claude-haiku")
     return store.add_channel(name, auxiliary=True, **kwargs).id
+
+
+#: ``cli.main`` run in-process: argv in, (status, stdout, stderr) out (the ``command`` fixture)
+Command = Callable[..., tuple[int, str, str]]
+
+
+def ok(command: Command, *argv: str) -> str:
+    status, out, err = command(*argv)
+    assert (status, err) == (0, ""), err
+    return out
+
+
+def shown(command: Command, agent: str) -> dict[str, Any]:
+    row: dict[str, Any] = json.loads(ok(command, "agent", "show", agent, "--json"))
+    return row

@@ -6,24 +6,11 @@ default channel, none), as text and in ``--json``'s ``effective``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-Command = Callable[..., tuple[int, str, str]]
-
-
-def ok(command: Command, *argv: str) -> str:
-    status, out, err = command(*argv)
-    assert (status, err) == (0, ""), err
-    return out
-
-
-def shown(command: Command, agent: str) -> dict[str, Any]:
-    row: dict[str, Any] = json.loads(ok(command, "agent", "show", agent, "--json"))
-    return row
+from tests.integration.helpers import Command, ok, shown
 
 
 def test_a_new_agent_shows_the_system_settings_and_the_default_channel(

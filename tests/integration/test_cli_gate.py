@@ -6,10 +6,6 @@ nothing changed; and the producers' check of a session of that agent answers as 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import Any
-
 import fakeredis
 from sqlalchemy import Engine
 
@@ -17,19 +13,7 @@ from compaction.producers.context import Producers
 from compaction.service.settings import Settings
 from compaction.store import Store, make_sessionmaker
 from tests.fakes import conversation
-
-Command = Callable[..., tuple[int, str, str]]
-
-
-def ok(command: Command, *argv: str) -> str:
-    status, out, err = command(*argv)
-    assert (status, err) == (0, ""), err
-    return out
-
-
-def shown(command: Command, agent: str) -> dict[str, Any]:
-    row: dict[str, Any] = json.loads(ok(command, "agent", "show", agent, "--json"))
-    return row
+from tests.integration.helpers import Command, ok, shown
 
 
 def test_agent_set_auto_compact_ask(command: Command, engine: Engine) -> None:
