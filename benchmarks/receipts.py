@@ -25,9 +25,8 @@ from compaction import compact_staged, compacted_span, receipt_of
 from compaction.core.messages import Message, messages_from_dicts
 from compaction.core.receipt import SpanReceipt
 
-#: the shared folder first (every transcript), then the repository's copies (a subset)
-SHARED = Path("/work/shared/transcripts")
-DEFAULT_DIRS = (SHARED, TRANSCRIPTS)
+#: the repository's copies of the shared transcripts (tests/data/transcripts: all of them)
+DEFAULT_DIRS = (TRANSCRIPTS,)
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,10 @@ def table(rows: Sequence[Row]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--transcripts", type=Path, nargs="+", help="folders of transcripts (default: shared)"
+        "--transcripts",
+        type=Path,
+        nargs="+",
+        help="folders of transcripts (default: tests/data/transcripts)",
     )
     args = parser.parse_args(argv)
     print(f"$ python -m benchmarks.receipts {' '.join(argv or sys.argv[1:])}".rstrip())
