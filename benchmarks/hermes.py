@@ -1,4 +1,5 @@
-"""Hermes Agent v0.18's context compressor, driven in this process for ``benchmarks.versus``.
+"""Hermes Agent v0.19.0's context compressor (the newest the registry serves), driven in this
+process for ``benchmarks.versus``.
 
 Hermes is never a dependency of the project: it is installed into a throwaway virtualenv
 (``.bench/hermes-venv`` by default, ignored by git) on first use, and that virtualenv's
@@ -20,7 +21,7 @@ from typing import Any
 
 from benchmarks.engine import SUMMARY
 
-VERSION = "0.18.0"
+VERSION = "0.19.0"
 BENCH = Path(__file__).resolve().parent.parent / ".bench"
 DEFAULT_VENV = BENCH / "hermes-venv"
 # With --no-deps: what agent.context_compressor needs at import beyond the standard library
@@ -98,9 +99,10 @@ def record_middles(compressor: Any) -> list[int]:
     sizes: list[int] = []
     generate = compressor._generate_summary
 
-    def recorded(turns: list[dict[str, Any]], focus_topic: str | None = None) -> str | None:
+    # 0.19.0 added ``memory_context`` (and may add more): every keyword passes through.
+    def recorded(turns: list[dict[str, Any]], **keywords: Any) -> str | None:
         sizes.append(len(turns))
-        result: str | None = generate(turns, focus_topic=focus_topic)
+        result: str | None = generate(turns, **keywords)
         return result
 
     compressor._generate_summary = recorded

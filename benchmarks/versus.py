@@ -1,11 +1,13 @@
-"""Our engine against Hermes Agent v0.18's context compressor, side by side in one process
-(issue "Step 11", "Speed, measured side by side in one run").
+"""Our engine against Hermes Agent v0.19.0's context compressor, side by side in one process
+(issue "Step 11", "Speed, measured side by side in one run"; anchor moved to 0.19.0 by
+issue 24).
 
     python -m benchmarks.versus [--repeat N] [--hermes-venv PATH]
 
 Hermes is installed on first run into a throwaway virtualenv (``benchmarks/hermes.py``), never
 into the project. Both sides get the same conversations (every shared transcript, then the
-synthetic 1,000 and 10,000-message ones of ``benchmarks.engine``), the same messages (Hermes's
+synthetic 1,000 and 10,000-message ones of ``benchmarks.engine``, then the agent shapes of
+``benchmarks.shapes``, rows named ``synthetic shape …``), the same messages (Hermes's
 as OpenAI chat dicts from ``compaction.core.formats.to_openai``, converted outside the timing) and
 the same summary text (``benchmarks.engine.SUMMARY``), returned at once: ours through
 ``benchmarks.engine.InstantSummarizer``, Hermes's by replacing the ``call_llm`` its compressor
@@ -57,7 +59,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks import hermes
+from benchmarks import hermes, shapes
 from benchmarks.engine import TRANSCRIPTS, InstantSummarizer, load_transcript, synthetic
 from compaction import CompactionConfig, Message, NothingToCompact, Staged, compact_staged
 from compaction.core.formats import from_openai, to_openai
@@ -65,6 +67,7 @@ from compaction.core.tokens import estimate_messages_tokens
 
 CONTEXT_WINDOW, THRESHOLD_PERCENT = 128_000, 50
 SIZES = (1_000, 10_000)
+SHAPE = "synthetic shape "
 GOAL = "goal: >= 3x overall, no transcript slower than Hermes"
 
 
@@ -290,6 +293,8 @@ def conversations() -> Iterator[tuple[str, list[Message]]]:
         yield path.stem, load_transcript(path.stem)
     for size in SIZES:
         yield f"synthetic {size:,}", synthetic(size)
+    for name in shapes.SHAPES:  # issue 24: the shapes the shared transcripts lack
+        yield SHAPE + name, shapes.generate(name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row_line(rows[-1]), flush=True)
     shared = [r for r in rows if not r.name.startswith("synthetic")]
     print(total_line("ALL SHARED TRANSCRIPTS", shared))
+    print(total_line("SHAPES (synthetic)", [r for r in rows if r.name.startswith(SHAPE)]))
     print(total_line("OVERALL (transcripts + synthetic)", rows))
     print(verdict(rows))
     print(freed_verdict(rows))

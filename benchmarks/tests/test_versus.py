@@ -88,13 +88,18 @@ class FakeCompressor:
         self.compression_count = 0
         self._last_summary_fallback_used = False
 
-    def _generate_summary(self, turns: list[dict[str, Any]], focus_topic: str | None = None) -> str:
+    def _generate_summary(
+        self,
+        turns: list[dict[str, Any]],
+        focus_topic: str | None = None,
+        memory_context: str = "",
+    ) -> str:
         return SUMMARY
 
     def compress(self, messages: list[dict[str, Any]], force: bool = False) -> list[dict[str, Any]]:
         if len(messages) < 4:
             return messages
-        self._generate_summary(messages[1:-2])
+        self._generate_summary(messages[1:-2], focus_topic=None, memory_context="")
         self.compression_count += 1
         return [messages[0], {"role": "user", "content": SUMMARY}, *messages[-2:]]
 
