@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 from compaction.service.settings import Settings
 from compaction.store.db import make_engine, normalize_url
 from compaction.store.models import Base
+from compaction.store.recall import include_object
 
 config = context.config
 url = config.get_main_option("sqlalchemy.url") or Settings().database_url
@@ -48,6 +49,7 @@ def _run(connection: Connection) -> None:
         target_metadata=Base.metadata,
         render_as_batch=True,
         compare_type=True,
+        include_object=include_object,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -21,6 +21,7 @@ from compaction.store.drafts import Drafts
 from compaction.store.history import History
 from compaction.store.listing import Listing
 from compaction.store.pins import Pins
+from compaction.store.recall import Recall
 from compaction.store.runs import RunLog
 from compaction.store.sessions import Sessions
 from compaction.store.token_stats import TokenStats
@@ -57,6 +58,7 @@ class Store:
         self.listing = Listing(factory)
         self.token_stats_log = TokenStats(factory)
         self.pins = Pins(factory)
+        self.recall_search = Recall(factory)
 
     create_agent = _Via("sessions", Sessions.create_agent)
     create_session = _Via("sessions", Sessions.create_session)
@@ -67,6 +69,7 @@ class Store:
 
     load_history = _Via("history", History.load_history)
     set_pinned = _Via("pins", Pins.set_pinned)
+    recall = _Via("recall_search", Recall.recall)
     latest_summary = _Via("history", History.latest_summary)
 
     apply_compaction = _Via("compactions", Compactions.apply_compaction)
