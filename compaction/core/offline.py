@@ -40,6 +40,24 @@ _CONSTRAINT = re.compile(
     re.IGNORECASE,
 )
 _DECISION = re.compile(r"\b(?:decid|because|instead|chose|choose|going to|will use)", re.I)
+# A user's rule, preference or stated value (docs/architecture.md, "The offline summarizer's
+# user lines"): a labelled line ("Rule: …", "NOTE: …"), a rule word, a wish, or an exact value
+# (a digit, a URL, a path or a dotted/dashed name). The user's words are the session's ground
+# truth: every such line is kept, none is paraphrased.
+_RULE = re.compile(
+    r"^\s*[A-Z][A-Za-z ]{1,30}:\s"
+    r"|\b(?:wants?|prefers?|rules?|constraints?|requires?|forbid|not allowed|no longer)\b"
+    r"|\d|https?://|\w[/.]\w|[A-Z]{2,}-\w",
+)
+# A choice the user makes mid-conversation ("go with C", "let's use X", "switch to Y"): the
+# newest one is the goal from then on.
+_USER_DECISION = re.compile(
+    r"\b(?:go with|going with|let'?s (?:use|go|do)|switch(?:ing)? to|use .{1,40} instead"
+    r"|decided?|decision|chose|choose|pick|settle on|stick with|option [a-z0-9]\b)"
+    r"|决定|改用|就用|选择",
+    re.IGNORECASE,
+)
+_VALUE = re.compile(r"\$?\d[\d.,:/-]*")
 # A dot ends a sentence only before white space ("setup.py" and "3.11" stay whole).
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _ITEM_CHARS = 240
@@ -61,6 +79,27 @@ def _sentences(messages: Iterable[Message], pattern: re.Pattern[str]) -> list[st
     return found
 
 
+def _is_rule(sentence: str) -> bool:
+    return any(p.search(sentence) for p in (_CONSTRAINT, _RULE, _USER_DECISION))
+
+
+def _user_rules(users: Iterable[Message]) -> list[str]:
+    """Every rule, preference, decision or value line of the user, oldest first; of lines
+    that differ only in their values (a cap, a date restated), the newest alone."""
+    lines = [_line(s) for m in users for s in _SENTENCE.split(m.content) if s.strip()]
+    lines = [line for line in lines if _is_rule(line)]
+    newest = {_VALUE.sub("#", line).casefold(): line for line in lines}
+    kept = (line for line in lines if newest[_VALUE.sub("#", line).casefold()] == line)
+    return list(dict.fromkeys(kept))
+
+
+def _latest_decision(users: Sequence[Message]) -> list[str]:
+    """The newest user line that makes a choice: the goal follows it (a rejected plan stated
+    first is not the goal)."""
+    found = _sentences(users, _USER_DECISION)
+    return found[-1:]
+
+
 def _last_words(assistants: Sequence[Message]) -> list[str]:
     """The latest assistant text: what the agent was doing, or about to do."""
     text = next((m.content for m in reversed(assistants) if m.content.strip()), "")
@@ -77,9 +116,10 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
     assistants = [m for m in turns if m.role == "assistant"]
     found = ledger.extract(turns)
     tools = Counter(call.name for m in assistants for call in m.tool_calls)
+    goal = [_line(first_ask.content)] if first_ask else []
     return {
-        "goal": [_line(first_ask.content)] if first_ask else [],
-        "constraints": _sentences(users, _CONSTRAINT)[:8],
+        "goal": _latest_decision(users) or goal,
+        "constraints": _user_rules(users),
         "done": _ran(found),
         "doing": _last_words(assistants),
         "blocked": found["errors"][-6:],
@@ -158,6 +198,20 @@ _HISTORY = _Kind(HEADINGS, _sections, frozenset({"doing", "next"}))
 _LOOP = _Kind(LOOP_HEADINGS, _loop_sections, frozenset({"next"}))
 
 
+def _fit(key: str, items: list[str], per_section: int, budget_tokens: int) -> list[str]:
+    """A section's newest lines when the budget binds; the user's rule lines (all of them, the
+    oldest too) may take half the budget (about 4 characters a token)."""
+    if key != "constraints":
+        return items[-per_section:]
+    room, kept = budget_tokens * 2, list[str]()
+    for item in reversed(items):
+        room -= len(item) + 3
+        if room < 0:
+            break
+        kept.append(item)
+    return kept[::-1]
+
+
 class OfflineSummarizer:
     """``summarize(request) -> str``; same input, same output."""
 
@@ -171,7 +225,10 @@ class OfflineSummarizer:
         asked = any(m.role == "user" and not m.is_summary for m in request.messages)
         for key, items in fresh.items():
             if key == "goal" and merged.get("goal"):
-                continue  # the first goal stays the goal
+                # The first goal stays the goal, until the user decides otherwise.
+                if items and _USER_DECISION.search(items[0]):
+                    merged["goal"] = items
+                continue
             if key in kind.latest and (items or (key == "next" and asked)):
                 merged[key] = items
             else:
@@ -187,7 +244,7 @@ class OfflineSummarizer:
             lines.append(heading)
             if key == "progress":
                 continue
-            items = merged.get(key, [])[-per_section:]
+            items = _fit(key, merged.get(key, []), per_section, request.budget_tokens)
             lines.extend(f"- {item}" for item in items) if items else lines.append(_NONE[language])
             lines.append("")
         return "\n".join(lines).strip()

@@ -1,0 +1,87 @@
+"""The offline summarizer's user lines (issue 24, compaction/core/offline.py): every rule,
+preference and value line of the user is kept, the oldest too; a restated value keeps only the
+newest; a decision stated mid-conversation is kept and the goal follows it."""
+
+from __future__ import annotations
+
+from compaction.core.messages import Message
+from tests.unit.builders import assistant, user
+from tests.unit.offline_helpers import EN, section, summarize
+
+RULES = [
+    "Never reveal API keys or tokens in any reply.",
+    "Always run the linter before committing.",
+    "Do not touch the main branch.",
+    "Only use the standard library for the parser.",
+    "I prefer short commit messages.",
+    "Note: the staging host is db-stage.internal on port 5433.",
+]
+
+
+def conversation_with_rules() -> list[Message]:
+    messages: list[Message] = []
+    for i, rule in enumerate(RULES):
+        messages += [user(rule), assistant(f"Understood ({i}).")]
+        messages += [user("Let us keep going with the refactor."), assistant("Working on it.")]
+    return messages
+
+
+def test_every_user_rule_line_is_kept_the_first_too() -> None:
+    out = summarize(conversation_with_rules())
+    kept = section(out, EN["constraints"])
+    for rule in RULES:
+        assert rule in kept, rule
+    assert RULES[0] == kept[0]  # the oldest rule is not the one dropped
+
+
+def test_rule_lines_survive_a_small_budget_better_than_other_sections() -> None:
+    out = summarize(conversation_with_rules(), budget=400)
+    kept = section(out, EN["constraints"])
+    assert len(kept) > 2  # more than the per-section floor of the other headings
+    assert RULES[-1] in kept  # newest first when even the rule lines do not fit
+
+
+def test_a_restated_value_keeps_only_the_newest() -> None:
+    messages = [
+        user("The budget cap is $300 for the whole sprint."),
+        assistant("Noted."),
+        user("The budget cap is $750 for the whole sprint."),
+        assistant("Noted."),
+    ]
+    kept = section(summarize(messages), EN["constraints"])
+    assert "The budget cap is $750 for the whole sprint." in kept
+    assert not any("$300" in line for line in kept)
+
+
+def test_a_mid_conversation_decision_is_kept_and_becomes_the_goal() -> None:
+    messages = [
+        user("Plan A: rewrite the importer in Rust for speed."),
+        assistant("Here are options A, B and C with their trade-offs."),
+        user("Let's go with C: batch the writes in the existing Python importer."),
+        assistant("Batching the writes now."),
+        user("Also add a progress bar."),
+        assistant("Added."),
+    ]
+    out = summarize(messages)
+    goal = section(out, EN["goal"])
+    assert goal == ["Let's go with C: batch the writes in the existing Python importer."]
+    assert "Let's go with C: batch the writes in the existing Python importer." in section(
+        out, EN["constraints"]
+    )
+    assert not any("Rust" in line for line in goal)
+
+
+def test_a_later_decision_replaces_the_goal_on_update() -> None:
+    first = summarize([user("Build the exporter with plan A."), assistant("Starting plan A.")])
+    assert section(first, EN["goal"]) == ["Build the exporter with plan A."]
+    second = summarize(
+        [user("Switch to plan B: stream the rows instead."), assistant("Switching.")],
+        previous=first,
+    )
+    assert section(second, EN["goal"]) == ["Switch to plan B: stream the rows instead."]
+
+
+def test_without_a_decision_the_first_goal_stays() -> None:
+    first = summarize([user("Build the exporter."), assistant("Starting.")])
+    second = summarize([user("Add a test too."), assistant("Done.")], previous=first)
+    assert section(second, EN["goal"]) == ["Build the exporter."]
