@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from benchmarks import shapes
 from benchmarks.engine import TRANSCRIPTS, InstantSummarizer, load_transcript, window_for
 from compaction import (
     CompactionConfig,
@@ -29,8 +30,13 @@ from compaction import (
 )
 from compaction.core.engine import CompactionResult
 from compaction.core.messages import Message
+from compaction.core.receipt import compacted_span
 
 KINDS = ("paths", "commands", "errors", "urls", "ids")
+SPANS = {
+    "middle": "what the stages summarized (the survival benchmark's definition)",
+    "receipt": "the summarized middle and the tool outputs phase 1 pruned (the receipt's)",
+}
 GOAL = 0.95
 #: Longer items are not identifiers a reader copies (the ledger's cap per item).
 MAX_CHARS = 300
@@ -39,8 +45,12 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w-]+\.[A-Za-z]{1,5}\b")
 _ERROR = re.compile(r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception): |\bFAILED\b")
 # An error quoted in a long line of prose: its name, up to the end of its sentence.
 _ERROR_CLAUSE = re.compile(r"\b\w+(?:Error|Exception): .*?(?=\. |\n|$)")
-# RFC 3986 characters; a URL's last character is not sentence punctuation.
-_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*[A-Za-z0-9\-_~/#=&%+]")
+# An error named in an assistant's prose: its name ("a KeyError", "the ValueError: bad id").
+_NAMED_ERROR = re.compile(r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b")
+# RFC 3986 characters but brackets (only an IPv6 host holds them; a markdown image link does:
+# "![](https://x.org/logo.svg)](https://x.org/page)" is two URLs); a URL's last character is
+# not sentence punctuation, nor a parenthesis (which markdown links close).
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]*[A-Za-z0-9\-_~/#=&%+]")
 # Whole words only: a piece of a date (2024-05-11T01) or of a hyphenated token is no id.
 _IDS = re.compile(
     r"(?<![\w-])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"  # uuid
@@ -98,6 +108,8 @@ def identifiers(middle: Iterable[Message]) -> dict[str, set[str]]:
             found["ids"].update(_IDS.findall(text))
         if message.role in ("tool", "user"):
             found["errors"].update(_errors(message.source_text))
+        elif message.role == "assistant":  # the errors it names in its own prose
+            found["errors"].update(_NAMED_ERROR.findall(message.source_text))
         for args in arguments:
             command = args.get("command") if isinstance(args, dict) else None
             if isinstance(command, str) and command.strip():
@@ -138,35 +150,51 @@ def _middle(messages: list[Message], result: CompactionResult) -> list[Message]:
     return messages[start:end]
 
 
-def survival(name: str, ledger_max_tokens: int | None = None) -> list[Row]:
-    """One row per kind for the shared transcript ``name``, compacted as the worker does it
-    (``compact_staged``): the loop stage follows when the history alone leaves the session over
-    its threshold, so a research agent's tool loop (deerflow) is part of the compacted span."""
-    messages = load_transcript(name)
+def survival(name: str, ledger_max_tokens: int | None = None, span: str = "middle") -> list[Row]:
+    """One row per kind for ``name`` (a shared transcript, or ``shape:<name>`` of
+    ``benchmarks.shapes``), compacted as the worker does it (``compact_staged``): the loop stage
+    follows when the history alone leaves the session over its threshold, so a research agent's
+    tool loop (deerflow) is part of the compacted span. ``span="middle"`` counts what the stages
+    summarized (this benchmark's definition); ``span="receipt"`` adds the tool outputs phase 1
+    pruned outside it (the receipt's, ``compaction/core/receipt.py``)."""
+    messages = load(name)
     cap = {} if ledger_max_tokens is None else {"ledger_max_tokens": ledger_max_tokens}
     config = config_for(messages, **cap)
     staged = compact_staged(messages, config, InstantSummarizer(), reason="manual")
-    span: list[Message] = []
-    if staged.history is not None:
-        span += _middle(messages, staged.history)
-    if staged.loop is not None:  # its indexes are in what the history stage left
-        span += _middle((staged.history.messages if staged.history else messages), staged.loop)
+    spans: list[Message] = []
+    before = messages
+    for result in (staged.history, staged.loop):
+        if result is None:
+            continue
+        spans += compacted_span(before, result) if span == "receipt" else _middle(before, result)
+        before = result.messages  # the loop's indexes are in what the history stage left
     output = "\n".join(m.content for m in staged.messages)
     rows = []
-    for kind, wanted in identifiers(span).items():
+    for kind, wanted in identifiers(spans).items():
         missing = sorted(i for i in wanted if i not in output)
         rows.append(Row(name, kind, len(wanted), len(wanted) - len(missing), tuple(missing)))
     return rows
 
 
+def load(name: str) -> list[Message]:
+    """A shared transcript, or a synthetic shape (``shape:research``)."""
+    if name.startswith("shape:"):
+        return shapes.generate(name.removeprefix("shape:"))
+    return load_transcript(name)
+
+
 def names() -> list[str]:
-    return sorted(p.stem for p in TRANSCRIPTS.glob("*.json"))
+    """Every shared transcript, then every synthetic shape."""
+    return [
+        *sorted(p.stem for p in TRANSCRIPTS.glob("*.json")),
+        *(f"shape:{shape}" for shape in shapes.SHAPES),
+    ]
 
 
-def rows(ledger_max_tokens: int | None = None) -> list[Row]:
-    """Every shared transcript's rows (what ``benchmarks.engine`` prints too); under the
-    config's ledger cap, or ``ledger_max_tokens``."""
-    return [row for name in names() for row in survival(name, ledger_max_tokens)]
+def rows(ledger_max_tokens: int | None = None, span: str = "middle") -> list[Row]:
+    """Every transcript's and shape's rows; under the config's ledger cap, or
+    ``ledger_max_tokens``."""
+    return [row for name in names() for row in survival(name, ledger_max_tokens, span)]
 
 
 def table(all_rows: Sequence[Row]) -> list[str]:
@@ -191,10 +219,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ledger-max-tokens", type=int, help="the ledger's cap (default: the config's)"
     )
+    parser.add_argument(
+        "--span",
+        choices=("middle", "receipt", "both"),
+        default="both",
+        help="what counts as compacted: the summarized middle, or with the pruned outputs too",
+    )
     args = parser.parse_args(argv)
     print(f"$ python -m benchmarks.survival {' '.join(argv or sys.argv[1:])}".rstrip())
-    all_rows = rows(args.ledger_max_tokens)
-    print("\n".join(table(all_rows)))
+    for span in ("middle", "receipt") if args.span == "both" else (args.span,):
+        print(f"\nspan: {SPANS[span]}")
+        print("\n".join(table(rows(args.ledger_max_tokens, span))))
     return 0
 
 

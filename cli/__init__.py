@@ -25,7 +25,6 @@ from compaction.cli import (
     ingress,
     migrate,
     pins,
-    recall,
     schemas,
     sessions,
     worker,
@@ -45,7 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
     compact.register(commands)
     drafts.register(commands)
     pins.register(commands)
-    recall.register(commands)
     channels.register(commands)
     agents.register(commands)
     migrate.register(commands)

@@ -80,6 +80,7 @@ def compact(
         focus=focus,
         head=cut.kept_before,
         lap=clock.lap,
+        pruned=[measured.items[i] for i in cut.pruned_at if i >= cut.end],
     )
     return _assemble(measured, cut, summary, config, clock)
 

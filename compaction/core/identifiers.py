@@ -122,6 +122,21 @@ def error_lines(text: str) -> Iterable[str]:
             yield from dict.fromkeys(_quoted(line, at - start) for at in sorted(hints[start]))
 
 
+# An error an assistant names in its own prose ("the run failed with a KeyError: 'id'."): a
+# capitalized name ending in Error or Exception, not the bare word ("Error handling").
+_NAMED_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
+
+
+def prose_errors(text: str) -> Iterable[str]:
+    """The errors an assistant's prose names, each quoted from its name to the end of its
+    sentence (``_quoted``): where an agent's own account of a failure keeps it."""
+    for match in _NAMED_ERROR.finditer(text):
+        at = match.start()
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        yield _quoted(text[start : end if end != -1 else len(text)], at - start)
+
+
 def _quoted(line: str, at: int) -> str:
     """The error at ``at`` in a long line: its whole first word, up to the end of the sentence
     (or ``MAX_ITEM_CHARS``)."""

@@ -13,7 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from compaction.core.blocks import blocks
-from compaction.core.identifiers import MAX_ITEM_CHARS, commands, error_lines, scan
+from compaction.core.identifiers import (
+    MAX_ITEM_CHARS,
+    commands,
+    error_lines,
+    prose_errors,
+    scan,
+)
 from compaction.core.messages import Message
 from compaction.core.redact import Rules, Secrets, redact_many, rules_for
 from compaction.core.storable import storable
@@ -36,6 +42,7 @@ HEADINGS: dict[str, dict[str, str]] = {
         "urls": "### URLs",
         "ids": "### IDs",
         "values": "### Values",
+        "overflow": "{count} more did not fit here: use recall to search the compacted messages.",
     },
     "zh": {
         "title": "## 原样保留的标识符（来自被压缩轮次的原文）",
@@ -45,9 +52,12 @@ HEADINGS: dict[str, dict[str, str]] = {
         "urls": "### 链接",
         "ids": "### 标识",
         "values": "### 数值",
+        "overflow": "另有 {count} 项未能列出：使用 recall 搜索被压缩的消息。",
     },
 }
-_KIND_BY_HEADING = {h: kind for lang in HEADINGS.values() for kind, h in lang.items()}
+_KIND_BY_HEADING = {
+    h: kind for lang in HEADINGS.values() for kind, h in lang.items() if kind != "overflow"
+}
 TITLES = tuple(lang["title"] for lang in HEADINGS.values())
 
 #: Kinds taken from whole lines, which may carry white space and carriage returns.
@@ -97,6 +107,11 @@ def extract(
     # One scan per block of text: per-message regex calls cost more than the scans.
     for block in blocks(turns.spoken):
         add("errors", error_lines("\n".join(block)))
+    # The errors an agent names in its own account of them (where its turns keep them).
+    for message in turns.messages:
+        text = message.content
+        if message.role == "assistant" and ("Error" in text or "Exception" in text):
+            add("errors", prose_errors(text))
     for kind, values in scan(turns.distinct_words() if words is None else words).items():
         add(kind, values)
     # A URL is listed as a URL, not again as a path.
@@ -183,6 +198,24 @@ def build(
     return ledger
 
 
+def overflow_line(count: int, language: str) -> str:
+    """The ledger's last line when its cap left ``count`` identifiers out: one sentence that
+    names the ``recall`` tool (docs/architecture.md, "The algorithm"). ``parse`` skips it (no
+    ``- `` item)."""
+    return HEADINGS.get(language, HEADINGS["en"])["overflow"].format(count=count)
+
+
+def merged(first: dict[str, list[str]], then: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Two spans' candidates by kind, ``first``'s then the new ones of ``then``, each distinct
+    (the summarized middle's, then the pruned outputs' after it)."""
+    out = {}
+    for kind in KINDS:
+        seen = dict.fromkeys(first.get(kind, []))
+        seen.update(dict.fromkeys(then.get(kind, [])))
+        out[kind] = list(seen)
+    return out
+
+
 def render(ledger: Ledger, language: str) -> str:
     if not len(ledger):
         return ""
@@ -192,6 +225,8 @@ def render(ledger: Ledger, language: str) -> str:
         if ledger.items[kind]:
             lines.append(headings[kind])
             lines.extend(f"- {item}" for item in ledger.items[kind])
+    if ledger.dropped:  # the originals stay in the database: say how to reach them
+        lines.append(overflow_line(ledger.dropped, language))
     # Decoded arguments (a \u0000 escape) and rows stored before the appends checked them
     # may hold what the database refuses.
     return storable("\n".join(lines))

@@ -131,10 +131,13 @@ def summarize(
     head: Sequence[Message],
     lap: Callable[[str], None],
     prompts: PromptSet = HISTORY,
+    pruned: Sequence[Message] = (),
 ) -> Summary:
     """The summary message's content; ``lap`` is called at the end of each step (timings).
     ``middle_tokens`` (the middle's estimate) sets the budget (docs/architecture.md, "The
-    algorithm", phase 3); ``prompts`` is the kind of summary (the history's by default)."""
+    algorithm", phase 3); ``prompts`` is the kind of summary (the history's by default);
+    ``pruned`` are the tool outputs phase 1 emptied outside the middle, as they were: the ledger
+    lists their identifiers too (docs/architecture.md, "Receipt")."""
     previous, turns = _split(middle, previous_summary, prompts)
     previous_body, previous_ledger = _previous(previous)
     material = _prepare(turns, config)
@@ -147,6 +150,8 @@ def summarize(
         if config.ledger_max_tokens
         else {}
     )
+    if pruned and config.ledger_max_tokens:
+        found = ledger.merged(found, span_identifiers(Turns.of(pruned), config.redact_secrets))
     lap("ledger")
     scrub = redact if config.redact_secrets else _identity
     first = _first(

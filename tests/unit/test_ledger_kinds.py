@@ -191,9 +191,11 @@ def test_error_lines_from_user_messages() -> None:
     assert found["errors"] == ["TypeError: 'NoneType' object is not subscriptable"]
 
 
-def test_error_lines_not_from_assistant_text() -> None:
-    found = extract([assistant("This raises ValueError: bad value, I think")])
-    assert found["errors"] == []
+def test_errors_an_assistant_names_are_quoted_not_its_lines() -> None:
+    # Issue 24: an agent's own account of a failure keeps the error (tests/unit/
+    # test_survival_ledger.py); its other lines with "error" in them are no error lines.
+    found = extract([assistant("This raises ValueError: bad value, I think\nerror: handled")])
+    assert found["errors"] == ["ValueError: bad value, I think"]
 
 
 def test_error_quoted_mid_sentence_in_a_long_line() -> None:
