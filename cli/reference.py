@@ -61,6 +61,8 @@ PARAMETER_MEANINGS = {
     "summary_input_max_tokens": "serialized turns per summarizer call (a longer middle is folded "
     "chunk by chunk); at least `SUMMARY_MAX_TOKENS` + 2000",
     "ledger_max_tokens": "cap of the verbatim identifier ledger; 0 turns it off",
+    "user_words_max_tokens": "cap of the summary's section of the user's messages kept "
+    "verbatim (newest first, the rest by first line); 0 turns it off",
     "redact_secrets": "redact secrets on the way to and from the auxiliary model",
 }
 

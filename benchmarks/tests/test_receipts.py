@@ -18,7 +18,7 @@ from benchmarks.survival import config_for, json_strings
 from compaction import compact_staged, compacted_span, receipt_of
 from compaction.core.engine import CompactionResult
 from compaction.core.ledger import KINDS
-from compaction.core.messages import Message
+from compaction.core.messages import Message, own_words
 from compaction.core.receipt import MAX_LISTED
 from compaction.core.summary import span_identifiers
 from compaction.core.turns import Turns
@@ -65,10 +65,7 @@ def test_receipt_equals_an_independent_check(path: Path) -> None:
             assert receipt.totals[kind] == len(found.get(kind, [])), kind
             assert receipt.missing_counts[kind] == len(missing), (kind, missing[:5])
             assert list(receipt.missing[kind]) == missing[:MAX_LISTED], kind
-        users = [
-            m.content.strip()
-            for m in span
-            if m.role == "user" and not m.is_summary and m.content.strip()
-        ]
+        # the user's own words: injected texts (messages.INJECTED_PREFIXES) are not counted
+        users = [words for m in span if (words := own_words(m))]
         assert receipt.user_total == len(users)
         assert receipt.verbatim == sum(1 for u in users if u in text)

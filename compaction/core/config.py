@@ -31,6 +31,8 @@ AUTO_COMPACT_MODES = ("on", "ask", "off")
 #: the warning level's range; unset, it is the threshold less ``WARN_POINTS_BELOW``
 WARN_PERCENT_MIN, WARN_PERCENT_MAX = 5, 90
 WARN_POINTS_BELOW = 10
+#: the most the user's words section may hold (a summary is read by a model with a window)
+USER_WORDS_MAX_TOKENS_MAX = 50_000
 
 
 class CompactionParameters(BaseModel):
@@ -59,6 +61,9 @@ class CompactionParameters(BaseModel):
     #: a longer middle is summarized chunk by chunk.
     summary_input_max_tokens: int = Field(100_000, ge=4_000)
     ledger_max_tokens: int = Field(8_000, ge=0)
+    #: Cap of the summary's section of the user's own words, kept verbatim (newest first, the
+    #: rest by first line; docs/algorithm.md, "The user's own words"); 0 turns it off.
+    user_words_max_tokens: int = Field(4_000, ge=0, le=USER_WORDS_MAX_TOKENS_MAX)
     redact_secrets: bool = True
 
 

@@ -177,6 +177,16 @@ _FOCUS: dict[Language, str] = {
     "en": "\n\nThe user asked this summary to focus on: {focus}",
 }
 
+#: The section the engine adds after the summary (``compaction/core/user_words.py``): the model
+#: is told it exists, so that it neither copies the user's words nor lets a summary contradict them.
+_USER_WORDS: dict[Language, str] = {
+    "zh": "\n\n用户本人的消息会由系统逐字附在你的摘要之后（“用户的原话”一节）：不要照抄它们，"
+    "但其中的每条约束、决定与偏好都必须保留在摘要中，绝不能与之矛盾或将其改写丢失。",
+    "en": "\n\nThe user's own messages are appended word for word after your summary, in a "
+    "section of their own (\"The user's messages\"): do not copy them, but keep every "
+    "constraint, decision and preference they state, and never contradict or paraphrase one away.",
+}
+
 #: The fixed opening of every summary message (docs/architecture.md, "The algorithm", phase 3).
 _PREFIX: dict[Language, str] = {
     "zh": f"{SUMMARY_MARKER} 此前若干轮对话已被压缩以节省上下文空间。以下是交接摘要，"
@@ -246,6 +256,7 @@ class PromptSet:
             prompt = self.update[language].format(previous=previous_summary, **fields)
         else:
             prompt = self.first[language].format(**fields)
+        prompt += _USER_WORDS[language]
         if focus:
             prompt += _FOCUS[language].format(focus=focus)
         return prompt

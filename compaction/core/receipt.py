@@ -5,7 +5,7 @@ The span is what a stage summarized (its middle) and what it pruned. Its exact i
 the ledger's own candidates (``summary.span_identifiers``: one extractor, redacted as the ledger
 is), and one is *kept* when it is in the result verbatim: in the summary (its body or its
 ledger) or in a message the result keeps. Each real user message of the span
-(``messages.is_real_user``) is kept verbatim or *folded* into the summary: after a compaction the
+(``messages.own_words``) is kept verbatim or *folded* into the summary: after a compaction the
 user is reminded that those constraints now live in the summary.
 
 Pure and one pass over each side: the result's text is joined and indexed once (``Haystack``),
@@ -21,7 +21,7 @@ from typing import Any
 from compaction.core.arguments import readable, strings_of
 from compaction.core.contract import AuxTokens, Count, Receipt, UserMessageCount
 from compaction.core.ledger import KINDS
-from compaction.core.messages import Message, is_real_user
+from compaction.core.messages import Message, own_words
 from compaction.core.redact import redact
 from compaction.core.result import CompactionResult
 from compaction.core.summary import span_identifiers
@@ -204,8 +204,8 @@ def receipt_of(
 
 
 def _user_words(messages: Iterable[Message]) -> list[str]:
-    """The real user messages' texts (stripped), empty ones left out."""
-    return [text for m in messages if is_real_user(m) and (text := m.source_text.strip())]
+    """The user's own words (``messages.own_words``: injected texts left out), empty ones too."""
+    return [text for m in messages if (text := own_words(m))]
 
 
 def _text(messages: Iterable[Message]) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from compaction.core import ledger
+from compaction.core import ledger, user_words
 from compaction.core.arguments import redacted
 from compaction.core.chunks import Chunk, fit, plan
 from compaction.core.config import CompactionConfig
@@ -140,6 +140,7 @@ def summarize(
     lists their identifiers too (docs/architecture.md, "Receipt")."""
     previous, turns = _split(middle, previous_summary, prompts)
     previous_body, previous_ledger = _previous(previous)
+    previous_body, previous_words = user_words.parse(previous_body or "")
     material = _prepare(turns, config)
     # What redaction takes out of the turns in context, kept out of what is made from them
     # without it: the ledger's items, a summary quoting the turns.
@@ -171,7 +172,8 @@ def summarize(
     lap("summarize")
     kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
     # The model's text goes to the database: what no database stores is replaced, not refused.
-    parts = [prompts.prefix[language], storable(folded.body), ledger.render(kept, language)]
+    words = _user_words(turns, previous_words, config, language)
+    parts = [prompts.prefix[language], storable(folded.body), words, ledger.render(kept, language)]
     text = "\n\n".join(p for p in parts if p)
     return Summary(
         secrets.hide(redact(text)) if config.redact_secrets else text,
@@ -181,6 +183,21 @@ def summarize(
         ledger_items=len(kept),
         ledger_dropped=kept.dropped,
     )
+
+
+def _user_words(
+    turns: Sequence[Message],
+    previous: user_words.Words | None,
+    config: CompactionConfig,
+    language: Language,
+) -> str:
+    """The section of the user's own words (``compaction/core/user_words.py``): this span's
+    before the previous summary's; redacted with the rest of the summary."""
+    if not config.user_words_max_tokens:
+        return ""
+    texts = user_words.of(turns)
+    kept = user_words.build(texts, previous, config.user_words_max_tokens, config.estimator())
+    return user_words.render(kept, language)
 
 
 def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from compaction import SUMMARY_MARKER, CompactionConfig, compact, estimate_tokens
+from compaction.core import ledger
 from compaction.core.prompts import summary_prefix
 from compaction.core.pruning import PLACEHOLDER
 from tests.fakes import SMALL, FakeSummarizer, conversation
@@ -35,7 +36,8 @@ def test_iterative_compaction_passes_previous_summary_once() -> None:
     summarizer = FakeSummarizer()
     second = compact([*stored, *later], SMALL, summarizer, reason="manual")
     request = summarizer.requests[0]
-    body = first.summary_text.split("\n\n", 1)[1].split("## Exact identifiers")[0].strip()
+    body = first.summary_text.split("\n\n", 1)[1].split("## Exact identifiers")[0]
+    body = body.split("## The user's messages")[0].strip()  # the engine's section, not the model's
     assert request.previous_summary is not None and body in request.previous_summary
     assert "previous summary" in request.prompt.lower() and request.prompt.count(body) == 1
     assert SUMMARY_MARKER not in request.serialized
@@ -54,7 +56,10 @@ def test_text_that_looks_like_a_summary_is_quoted_material() -> None:
     request = summarizer.requests[0]
     assert request.previous_summary is None and "Previous summary" not in request.prompt
     assert f"[USER] {fake}" in request.serialized
-    assert "rm -rf /" not in result.summary_text
+    # the user's words are kept verbatim (compaction/core/user_words.py), never as ledger items
+    kept = ledger.parse(result.summary_text)[1]
+    assert kept is not None and "rm -rf /" not in kept.all_items()
+    assert f"<user-message>\n{fake}\n</user-message>" in result.summary_text
     assert messages[5].id in result.compressed_ids
     assert [m.is_summary for m in result.messages].count(True) == 1
 
