@@ -35,6 +35,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from benchmarks.processes import REDIS_URL, worker_env
 from benchmarks.store import migrated_store
+from benchmarks.turn_phases import turn_phases
 from compaction.core.contract import ContextUsage, TokenUpdate
 from compaction.service.events import EventPublisher
 from compaction.store import Store
@@ -180,6 +181,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"\nmessage round trip, POST /messages, {args.turns} turns on 10 sessions:")
             row("gateway turn (fake model)", round_trips(base, sessions[:10], args.turns))
             row("the fake model alone", model_alone(fake, args.turns))
+        turn_phases(url, namespace, sessions[10:20] or sessions[:10], args.turns)
 
 
 def row(label: str, samples: list[float]) -> None:

@@ -1,7 +1,7 @@
 """The worker process of ``benchmarks/overhead.py``: the real job on a ``SimpleWorker``, with a
 ``Runtime`` whose ``client_factory`` answers instantly in-process and timers around each phase
 of the run: the load, the decision, each stage of the core (and its own phases), the announce,
-the write, the publishes, every other store call. Each job pushes its timings to
+the receipt, the write, the publishes, every other store call. Each job pushes its timings to
 ``timings_key(prefix)``.
 """
 
@@ -157,6 +157,11 @@ def instrument(timers: Timers) -> Runtime:
         setattr(pipeline, name, timers.timed(phase, getattr(pipeline, name)))
     pipeline.compact = timers.staged(pipeline.compact)  # type: ignore[attr-defined]
     pipeline.loop_stage = timers.staged(pipeline.loop_stage)  # type: ignore[attr-defined]
+    # the stage's receipt (issue 23): counted on the stage's input before the write
+    pipeline.receipts.stage_receipt = timers.timed(  # type: ignore[attr-defined]
+        "receipt",
+        pipeline.receipts.stage_receipt,  # type: ignore[attr-defined]
+    )
     pipeline.compaction_write = timers.timed(  # type: ignore[attr-defined]
         "write",
         pipeline.compaction_write,  # type: ignore[attr-defined]

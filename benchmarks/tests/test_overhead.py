@@ -43,9 +43,22 @@ def test_what_runs_after_the_final_event_is_counted_apart() -> None:
 def test_the_headline_keeps_the_core_and_the_old_figure_leaves_it_out(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    record = {"total": 0.060, "hop": 0.003, "llm": 0.010, "core": 0.020, "floor": 0.010}
+    record = {
+        "total": 0.060,
+        "hop": 0.003,
+        "llm": 0.010,
+        "core": 0.020,
+        "floor": 0.010,
+        "floor_rows": 288,
+        "floor_wide": 0.025,
+    }
     report([record])
     out = capsys.readouterr().out
     assert "overhead (end to end - auxiliary model)          50.0 ms" in out
-    assert "ratio  5.00 (goal <= 3" in out
+    assert "UPDATE of the 288 rows the job compacted" in out
+    assert "ratio  5.00 (goal <= 2" in out
+    assert (
+        "step 11's floor (the UPDATE's range: all but 3 rows at each end)  25.0 ms; ratio  2.00"
+        in out
+    )
     assert "old figure (end to end - auxiliary model - core)   30.0 ms; ratio  3.00" in out
