@@ -214,6 +214,29 @@ def table(all_rows: Sequence[Row]) -> list[str]:
     return lines
 
 
+def markdown(middle: Sequence[Row], receipt: Sequence[Row]) -> list[str]:
+    """docs/survival.md's table: per transcript and kind, kept/found by the middle's definition,
+    then by the receipt's where it differs; a cell under the goal in bold."""
+    by_key = {(r.transcript, r.kind): r for r in receipt}
+    lines = ["| transcript | " + " | ".join(KINDS) + " |", "|---" + "|---:" * len(KINDS) + "|"]
+    names = list(dict.fromkeys(r.transcript for r in middle))
+    for name in names:
+        cells = []
+        for row in (r for r in middle if r.transcript == name):
+            other = by_key[(name, row.kind)]
+            cell = _cell(row)
+            if (other.kept, other.found) != (row.kept, row.found):
+                cell += f" · {_cell(other)}"
+            cells.append(cell)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cell(row: Row) -> str:
+    text = f"{row.kept}/{row.found}" + (f" ({row.share:.1%})" if row.share < 1 else "")
+    return text if row.share >= GOAL else f"**{text}**"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -225,8 +248,15 @@ def main(argv: list[str] | None = None) -> int:
         default="both",
         help="what counts as compacted: the summarized middle, or with the pruned outputs too",
     )
+    parser.add_argument(
+        "--markdown", action="store_true", help="one table, both definitions (docs/survival.md)"
+    )
     args = parser.parse_args(argv)
     print(f"$ python -m benchmarks.survival {' '.join(argv or sys.argv[1:])}".rstrip())
+    if args.markdown:
+        middle, receipt = rows(args.ledger_max_tokens), rows(args.ledger_max_tokens, "receipt")
+        print("\n".join(markdown(middle, receipt)))
+        return 0
     for span in ("middle", "receipt") if args.span == "both" else (args.span,):
         print(f"\nspan: {SPANS[span]}")
         print("\n".join(table(rows(args.ledger_max_tokens, span))))
