@@ -53,7 +53,8 @@ _RULE = re.compile(
 # newest one is the goal from then on.
 _USER_DECISION = re.compile(
     r"\b(?:go with|going with|let'?s (?:use|go|do)|switch(?:ing)? to|use .{1,40} instead"
-    r"|decided?|decision|chose|choose|pick|settle on|stick with|option [a-z0-9]\b)"
+    r"|decided?|decision|chose|choose|pick|settle on|stick with|option [a-z0-9]\b"
+    r"|let'?s|instead(?! of)|scratch that|never ?mind|ignore (?:the|my|that) (?:earlier|previous))"
     r"|决定|改用|就用|选择",
     re.IGNORECASE,
 )
@@ -200,16 +201,29 @@ _LOOP = _Kind(LOOP_HEADINGS, _loop_sections, frozenset({"next"}))
 
 def _fit(key: str, items: list[str], per_section: int, budget_tokens: int) -> list[str]:
     """A section's newest lines when the budget binds; the user's rule lines (all of them, the
-    oldest too) may take half the budget (about 4 characters a token)."""
+    oldest too) may take three quarters of the budget (about 4 characters a token)."""
     if key != "constraints":
         return items[-per_section:]
-    room, kept = budget_tokens * 2, list[str]()
+    room, kept = budget_tokens * 3, list[str]()
     for item in reversed(items):
         room -= len(item) + 3
         if room < 0:
             break
         kept.append(item)
     return kept[::-1]
+
+
+def _tight(
+    headings: Mapping[str, str], sections: Mapping[str, list[str]], language: Language
+) -> list[str]:
+    """The summary when its usual form overruns the budget: no coverage line, and an empty
+    section left out rather than marked, so that the budget goes to lines taken from the
+    turns (docs/architecture.md, "The offline summarizer's user lines")."""
+    lines = [_MARK[language]]
+    for key, heading in headings.items():
+        if sections.get(key):
+            lines.extend([heading, *(f"- {item}" for item in sections[key])])
+    return lines
 
 
 class OfflineSummarizer:
@@ -239,12 +253,18 @@ class OfflineSummarizer:
         coverage = _COVERAGE[language].format(
             n=len(request.messages), u=roles["user"], a=roles["assistant"], t=roles["tool"]
         )
+        sections = {
+            key: _fit(key, merged.get(key, []), per_section, request.budget_tokens)
+            for key in headings
+        }
         lines = [_MARK[language], coverage, ""]
         for key, heading in headings.items():
             lines.append(heading)
             if key == "progress":
                 continue
-            items = _fit(key, merged.get(key, []), per_section, request.budget_tokens)
+            items = sections[key]
             lines.extend(f"- {item}" for item in items) if items else lines.append(_NONE[language])
             lines.append("")
+        if len("\n".join(lines)) > request.budget_tokens * 4:
+            lines = _tight(headings, sections, language)
         return "\n".join(lines).strip()
