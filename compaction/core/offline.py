@@ -44,8 +44,9 @@ _DECISION = re.compile(r"\b(?:decid|because|instead|chose|choose|going to|will u
 # user lines"): a labelled line ("Rule: …", "NOTE: …"), a rule word, a wish, or an exact value
 # (a digit, a URL, a path or a dotted/dashed name). The user's words are the session's ground
 # truth: every such line is kept, none is paraphrased.
+_LABEL = re.compile(r"\s*[A-Z][A-Za-z ]{1,30}:\s")
 _RULE = re.compile(
-    r"^\s*[A-Z][A-Za-z ]{1,30}:\s"
+    rf"^{_LABEL.pattern}"
     r"|\b(?:wants?|prefers?|rules?|constraints?|requires?|forbid|not allowed|no longer)\b"
     r"|\d|https?://|\w[/.]\w|[A-Z]{2,}-\w",
 )
@@ -84,11 +85,18 @@ def _is_rule(sentence: str) -> bool:
     return any(p.search(sentence) for p in (_CONSTRAINT, _RULE, _USER_DECISION))
 
 
+def _rule_lines(text: str) -> list[str]:
+    """A short message under a label ("Note: …", "HARD CONSTRAINT: …") is kept whole: all its
+    sentences are what the user put on record; otherwise its rule sentences."""
+    if _LABEL.match(text) and len(" ".join(text.split())) <= _ITEM_CHARS:
+        return [_line(text)]
+    return [_line(s) for s in _SENTENCE.split(text) if s.strip() and _is_rule(s)]
+
+
 def _user_rules(users: Iterable[Message]) -> list[str]:
     """Every rule, preference, decision or value line of the user, oldest first; of lines
     that differ only in their values (a cap, a date restated), the newest alone."""
-    lines = [_line(s) for m in users for s in _SENTENCE.split(m.content) if s.strip()]
-    lines = [line for line in lines if _is_rule(line)]
+    lines = [line for m in users for line in _rule_lines(m.content)]
     newest = {_VALUE.sub("#", line).casefold(): line for line in lines}
     kept = (line for line in lines if newest[_VALUE.sub("#", line).casefold()] == line)
     return list(dict.fromkeys(kept))

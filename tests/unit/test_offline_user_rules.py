@@ -85,3 +85,15 @@ def test_without_a_decision_the_first_goal_stays() -> None:
     first = summarize([user("Build the exporter."), assistant("Starting.")])
     second = summarize([user("Add a test too."), assistant("Done.")], previous=first)
     assert section(second, EN["goal"]) == ["Build the exporter."]
+
+
+def test_a_short_labelled_message_is_kept_whole() -> None:
+    text = "Note: only the v2 client is supported. Nothing else may call the billing API."
+    kept = section(summarize([user(text), assistant("Noted.")]), EN["constraints"])
+    assert kept == [text]  # its second sentence holds no rule word, yet it is on record
+
+
+def test_an_unlabelled_message_gives_its_rule_sentences_only() -> None:
+    text = "You must not change the public API. The weather is nice today."
+    kept = section(summarize([user(text), assistant("Noted.")]), EN["constraints"])
+    assert kept == ["You must not change the public API."]
