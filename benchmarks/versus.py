@@ -43,7 +43,8 @@ The two do not leave the same tail: Hermes keeps every message after the latest 
 (its ``_ensure_last_user_message_in_tail``), so on a one-request agent it summarizes little or
 nothing of the task's loop, where ours runs its loop stage. ``per tok`` is the same ratio with
 each side's work counted: time per token freed (our estimate before, less our estimate of what
-the side left), Hermes's over ours; a row where a side freed nothing has none.
+the side left), Hermes's over ours; a row where a side freed nothing has none. ``us/ktok`` and
+``H us/kt`` are the two rates themselves: each side's microseconds per 1,000 tokens it freed.
 """
 
 from __future__ import annotations
@@ -120,6 +121,20 @@ def freed_ratio(rows: Sequence[Row]) -> float:
     return theirs / ours
 
 
+def rate(seconds: float, freed: int) -> str:
+    """A side's time per 1,000 tokens freed, in microseconds (``-`` where it freed none)."""
+    return f"{seconds * 1e9 / freed:8.1f}" if freed > 0 else f"{'-':>8}"
+
+
+def rates(rows: Sequence[Row]) -> str:
+    """Each side's own time per 1,000 tokens freed, summed over ``rows``: ours, then Hermes."""
+    ours = sum(r.freed(r.ours) for r in rows)
+    theirs = sum(r.freed(r.hermes) for r in rows)
+    return (
+        f"{rate(sum(r.ours_s for r in rows), ours)} {rate(sum(r.hermes_s for r in rows), theirs)}"
+    )
+
+
 def after(outcome: Outcome) -> str:
     if outcome.messages_out is None:
         return f"{'-':>5} {'-':>5} {'-':>7}"
@@ -143,7 +158,7 @@ def row_line(row: Row) -> str:
         notes.append(differs)
     return (
         f"{row.name:34} {row.messages:6d} {row.tokens:7d} {row.auto:>5} | "
-        f"{after(row.ours)} {after(row.hermes)} | "
+        f"{after(row.ours)} {after(row.hermes)} | {rates([row])} | "
         f"{row.ours_s * 1000:8.1f} {row.hermes_s * 1000:8.1f} {shown} {per_token}  "
         f"{'; '.join(notes)}"
     ).rstrip()
@@ -158,8 +173,8 @@ def total_line(label: str, rows: Sequence[Row]) -> str:
     per_token = f"{freed_ratio(freeing):7.2f}x" if freeing else f"{'n/a':>8}"
     line = (
         f"{label:34} {sum(r.messages for r in both):6d} "
-        f"{'':>47} {ours * 1000:8.1f} {theirs * 1000:8.1f} {ratio(ours, theirs):6.2f}x "
-        f"{per_token}"
+        f"{'':>57} {rates(freeing) if freeing else ' ' * 17}   "
+        f"{ours * 1000:8.1f} {theirs * 1000:8.1f} {ratio(ours, theirs):6.2f}x {per_token}"
     )
     notes = [f"not counted: {', '.join(left_out)}"] if left_out else []
     if unfreed := [r.name for r in both if not r.freed_compared]:
@@ -314,8 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'conversation':34} {'msgs':>6} {'tokens':>7} {'auto':>5} | "
         f"{'summ':>5} {'out':>5} {'tok aft':>7} {'Hsumm':>5} {'H out':>5} {'H tok':>7} | "
+        f"{'us/ktok':>8} {'H us/kt':>8} | "
         f"{'ours ms':>8} {'Herm ms':>8} {'ratio':>7} {'per tok':>8}  "
-        "(ratio = Hermes / ours; per tok: time per token freed)"
+        "(ratio = Hermes / ours; per tok: time per token freed; us/ktok: each side's "
+        "microseconds per 1,000 tokens it freed)"
     )
     rows: list[Row] = []
     for name, messages in conversations():

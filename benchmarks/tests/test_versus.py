@@ -163,7 +163,10 @@ def test_per_token_freed_leaves_out_rows_where_a_side_freed_nothing() -> None:
         "g", 20, 4_500, "n/n", 0.001, 0.002, Outcome(4, 11, 4_527, ""), Outcome(3, 11, 4_000, "")
     )
     assert not grew.freed_compared
-    assert row_line(grew).split("|")[2].split()[3] == "n/a"
+    assert row_line(grew).split("|")[3].split()[3] == "n/a"
+    # each side's own rate: microseconds per 1,000 tokens freed, "-" where it freed none
+    assert row_line(grew).split("|")[2].split() == ["-", "4000.0"]
+    assert row_line(row("a", 0.010, 0.040)).split("|")[2].split() == ["144.9", "581.4"]
     line = total_line("ALL", [row("a", 0.010, 0.040), grew])
     assert line.endswith("(per token freed without: g)")
     # a: ours frees 69,000 in 10 ms, Hermes 68,800 in 40 ms
