@@ -1,7 +1,7 @@
 """``compactbench`` (PyPI) scored offline on the compacted text itself (issue 24).
 
-    python -m benchmarks.compactbench [--suites DIR] [--cases 5] [--difficulty medium] [--hermes]
-                                      [--without-user-words]
+    python -m benchmarks.compactbench [--suites DIR] [--cases 5] [--difficulty medium] [--cycles 2]
+                                      [--hermes] [--without-user-words]
 
 compactbench generates cases from its templates (a transcript, ground truth, evaluation items)
 and has a model answer each item's question from the compacted context. Without a model, its
@@ -23,11 +23,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.conformance import as_text, ensure_kits, hermes_compress
+from benchmarks.conformance import ensure_kits, hermes_compress
 from benchmarks.hermes import BENCH
 from compaction import CompactionConfig, Message, NothingToCompact, compact_staged
 from compaction.core.offline import OfflineSummarizer
@@ -37,11 +37,22 @@ SUITES = BENCH / "compactbench-suites"
 GOAL = HEADINGS["en"]["goal"]
 
 
-def ours(turns: Sequence[tuple[str, str]], user_words: bool = True) -> str:
+#: a turn of the context: the kit's (role, text), or a message our compaction returned (a
+#: summary stays a summary in the next cycle, as in the store)
+Turn = tuple[str, str] | Message
+Turns = list[Turn]
+#: the assistant's side of a continuation pair (compactbench asks the model for it; no model)
+REPLY = "Noted; continuing from the plan above."
+
+
+def ours(turns: Sequence[Turn], user_words: bool = True) -> Turns:
     """The context after ``/compact``: the first message protected, the newest as the tail;
     ``user_words=False``: without the summary's verbatim user-words section (the summarizer's
-    own lines alone)."""
-    messages = [Message(role=r, content=t, id=i) for i, (r, t) in enumerate(turns, 1)]  # type: ignore[arg-type]
+    own lines alone). A summary comes back as a user turn, as the engine places it."""
+    messages = [
+        replace(t, id=i) if isinstance(t, Message) else Message(role=t[0], content=t[1], id=i)  # type: ignore[arg-type]
+        for i, t in enumerate(turns, 1)
+    ]
     size = sum(len(m.content) for m in messages) // 4
     config = CompactionConfig(
         context_window=max(1_000, size // 2),
@@ -53,12 +64,21 @@ def ours(turns: Sequence[tuple[str, str]], user_words: bool = True) -> str:
     try:
         staged = compact_staged(messages, config, OfflineSummarizer(), reason="manual")
     except NothingToCompact:
-        return "\n".join(f"[{m.role}] {m.content}" for m in messages)
-    return "\n".join(f"[{m.role}] {m.content}" for m in staged.messages)
+        return list(messages)
+    return list(staged.messages)
 
 
-def hermes(turns: Sequence[tuple[str, str]]) -> str:
-    return as_text(hermes_compress([{"role": r, "content": t} for r, t in turns]))
+def pair(turn: Turn) -> tuple[str, str]:
+    return (turn.role, turn.content) if isinstance(turn, Message) else turn
+
+
+def hermes(turns: Sequence[Turn]) -> Turns:
+    out = hermes_compress([{"role": r, "content": t} for r, t in map(pair, turns)])
+    return [(str(m.get("role")), str(m.get("content") or "")) for m in out]
+
+
+def text_of(turns: Sequence[Turn]) -> str:
+    return "\n".join(f"[{r}] {t}" for r, t in map(pair, turns))
 
 
 def goal_of(text: str) -> str:
@@ -98,12 +118,19 @@ def score(case: Any, text: str, tally: Tally) -> None:
 
 
 def run(
-    compact: Callable[[Sequence[tuple[str, str]]], str], suites: Path, cases: int, level: str
+    compact: Callable[[Sequence[Turn]], Turns],
+    suites: Path,
+    cases: int,
+    level: str,
+    cycles: int,
 ) -> dict[str, Tally]:
-    """Per template: its cases for seeds 0..cases-1, compacted once, scored."""
+    """Per template: its cases for seeds 0..cases-1; each compacted, scored, then continued
+    (compactbench's drift cycles: a seeded user prompt and a reply appended to the compacted
+    context) and compacted again, ``cycles`` times; every cycle is scored."""
     from compactbench.dsl.models import DifficultyLevel  # type: ignore[import-not-found,unused-ignore]
     from compactbench.dsl.parser import load_suite  # type: ignore[import-not-found,unused-ignore]
     from compactbench.engine.generation import generate_case  # type: ignore[import-not-found,unused-ignore]
+    from compactbench.runner.continuation import select_continuation_prompt  # type: ignore[import-not-found,unused-ignore]
 
     tallies: dict[str, Tally] = {}
     for suite in sorted(p for p in suites.iterdir() if p.is_dir()):
@@ -111,8 +138,12 @@ def run(
             tally = tallies.setdefault(template.key, Tally())
             for seed in range(cases):
                 case = generate_case(template, seed, DifficultyLevel(level))
-                turns = [(t.role.value, t.content) for t in case.transcript.turns]
-                score(case, compact(turns), tally)
+                context = compact([(t.role.value, t.content) for t in case.transcript.turns])
+                score(case, text_of(context), tally)
+                for cycle in range(1, cycles + 1):
+                    prompt = select_continuation_prompt(seed, cycle)
+                    context = compact([*context, ("user", prompt), ("assistant", REPLY)])
+                    score(case, text_of(context), tally)
     return tallies
 
 
@@ -137,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--suites", type=Path, default=SUITES)
     parser.add_argument("--cases", type=int, default=5, help="cases (seeds) per template")
     parser.add_argument("--difficulty", default="medium", choices=["easy", "medium", "hard"])
+    parser.add_argument("--cycles", type=int, default=2, help="drift cycles after the first")
     parser.add_argument("--hermes", action="store_true", help="Hermes's no-model fallback too")
     parser.add_argument(
         "--without-user-words", action="store_true", help="ours without that section too"
@@ -146,14 +178,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no templates at {args.suites}: copy compactbench's benchmarks/public there")
         return 2
     ensure_kits()
-    sides: dict[str, Callable[[Sequence[tuple[str, str]]], str]] = {"ours (offline)": ours}
+    sides: dict[str, Callable[[Sequence[Turn]], Turns]] = {"ours (offline)": ours}
     if args.without_user_words:
         sides["ours, no user-words section"] = lambda turns: ours(turns, user_words=False)
     if args.hermes:
         sides["hermes-agent 0.19.0 (no-model fallback)"] = hermes
-    results = {n: run(f, args.suites, args.cases, args.difficulty) for n, f in sides.items()}
+    results = {
+        n: run(f, args.suites, args.cases, args.difficulty, args.cycles) for n, f in sides.items()
+    }
     print("$ python -m benchmarks.compactbench " + " ".join(argv or sys.argv[1:]))
-    print(f"{args.cases} cases a template, {args.difficulty}; presence of 'must mention' values")
+    print(
+        f"{args.cases} cases a template, {args.difficulty}, {args.cycles} drift cycles after the"
+        " first compaction, each scored; presence of 'must mention' values in the context"
+    )
     print("\n".join(table(results)))
     for name, tallies in results.items():
         missing = [m for t in tallies.values() for m in t.missing]

@@ -43,7 +43,7 @@ def test_the_kits_budget_is_shared_by_the_summarys_parts() -> None:
 
 
 def test_the_override_is_the_goal_and_the_rejected_plan_is_not() -> None:
-    text = compactbench.ours(DECISION)
+    text = compactbench.text_of(compactbench.ours(DECISION))
     goal = compactbench.goal_of(text)
     assert "switch to plan B" in goal
     assert "Rust" not in goal
@@ -75,9 +75,9 @@ def test_compactbench_scores_presence_on_the_compacted_text(
     suite = tmp_path / "own"
     suite.mkdir()
     (suite / "override_own_v1.yaml").write_text(TEMPLATE)
-    assert compactbench.main(["--suites", str(tmp_path), "--cases", "2"]) == 0
+    assert compactbench.main(["--suites", str(tmp_path), "--cases", "2", "--cycles", "2"]) == 0
     out = capsys.readouterr().out
-    assert "| override_own_v1 | 2/2 (1.00); rejected plan as goal 0/2 |" in out, out
+    assert "| override_own_v1 | 6/6 (1.00); rejected plan as goal 0/6 |" in out, out
     assert "compactbench" in sys.modules
 
 

@@ -128,6 +128,8 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
     goal = [_line(first_ask.content)] if first_ask else []
     return {
         "goal": _latest_decision(users) or goal,
+        # not a heading: the span's own decision, which replaces an earlier goal on an update
+        "decided": _latest_decision(users),
         "constraints": _user_rules(users),
         "done": _ran(found),
         "doing": _last_words(assistants),
@@ -247,9 +249,9 @@ class OfflineSummarizer:
         asked = any(m.role == "user" and not m.is_summary for m in request.messages)
         for key, items in fresh.items():
             if key == "goal" and merged.get("goal"):
-                # The first goal stays the goal, until the user decides otherwise.
-                if items and _USER_DECISION.search(items[0]):
-                    merged["goal"] = items
+                # The first goal stays the goal, until the user decides otherwise in the span
+                # (a decision in the protected head is no news).
+                merged["goal"] = fresh["decided"] or merged["goal"]
                 continue
             if key in kind.latest and (items or (key == "next" and asked)):
                 merged[key] = items

@@ -97,3 +97,13 @@ def test_an_unlabelled_message_gives_its_rule_sentences_only() -> None:
     text = "You must not change the public API. The weather is nice today."
     kept = section(summarize([user(text), assistant("Noted.")]), EN["constraints"])
     assert kept == ["You must not change the public API."]
+
+
+def test_a_decision_in_the_protected_head_does_not_replace_a_later_goal() -> None:
+    head = [user("Let's do plan A: rewrite everything.")]
+    first = summarize(
+        [user("Scratch that, switch to plan B: patch the parser."), assistant("Patching.")],
+        head=head,
+    )
+    second = summarize([user("What next?"), assistant("Tests.")], head=head, previous=first)
+    assert section(second, EN["goal"]) == ["Scratch that, switch to plan B: patch the parser."]
