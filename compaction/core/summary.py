@@ -139,8 +139,10 @@ def summarize(
     ``pruned`` are the tool outputs phase 1 emptied outside the middle, as they were: the ledger
     lists their identifiers too (docs/architecture.md, "Receipt")."""
     previous, turns = _split(middle, previous_summary, prompts)
-    previous_body, previous_ledger = _previous(previous)
-    previous_body, previous_words = user_words.parse(previous_body or "")
+    # the user's words are the summary's last section: taken off first, so that a user's text
+    # that holds a ledger heading stays the user's (compaction/core/user_words.py)
+    previous, previous_words = user_words.parse(previous or "")
+    previous_body, previous_ledger = _previous(previous or None)
     material = _prepare(turns, config)
     # What redaction takes out of the turns in context, kept out of what is made from them
     # without it: the ledger's items, a summary quoting the turns.
@@ -173,7 +175,7 @@ def summarize(
     kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
     # The model's text goes to the database: what no database stores is replaced, not refused.
     words = _user_words(turns, previous_words, config, language)
-    parts = [prompts.prefix[language], storable(folded.body), words, ledger.render(kept, language)]
+    parts = [prompts.prefix[language], storable(folded.body), ledger.render(kept, language), words]
     text = "\n\n".join(p for p in parts if p)
     return Summary(
         secrets.hide(redact(text)) if config.redact_secrets else text,

@@ -1,9 +1,9 @@
 """The user's own words, kept verbatim in the summary (docs/algorithm.md, "The user's own words").
 
 A summary paraphrases, and a user's constraint ("never touch main", "go with C") paraphrased is a
-constraint lost. So the summary assembly (``compaction/core/summary.py``) adds, after the
-summarizer's body and before the identifier ledger, a section holding each real user message of
-the compacted span (``messages.is_own_words``) word for word: newest first, within
+constraint lost. So the summary assembly (``compaction/core/summary.py``) adds, as the summary's
+last section (after the summarizer's body and the identifier ledger), one holding each real
+user message of the compacted span (``messages.own_words``) word for word: newest first, within
 ``user_words_max_tokens``; those that do not fit are listed by their first line. The previous
 summary's section is read back and merged (newest first, each text once), so a second
 compaction keeps the first one's user words. The same for the model's summary and the offline
@@ -105,17 +105,18 @@ def render(words: Words, language: str) -> str:
     return storable("\n".join(lines))
 
 
-def parse(body: str) -> tuple[str, Words | None]:
-    """Split a summary's body (the ledger taken off) into the summarizer's text and this
-    section (None when it has none)."""
-    found = max((body.rfind(title), title) for title in TITLES.values())
-    at, title = found
-    if at == -1:
-        return body, None
+def parse(summary: str) -> tuple[str, Words | None]:
+    """Split a summary into what comes before this section and the section (None when it has
+    none). The first title wins: a user's message inside the section may quote one, and what
+    comes before is the engine's (the ledger) or the summarizer's, who is not shown the section."""
+    found = [(at, title) for title in TITLES.values() if (at := summary.find(title)) != -1]
+    if not found:
+        return summary, None
+    at, title = min(found)
     verbatim, listed, omitted = [], [], 0
     current: list[str] | None = None
     earlier = False
-    for line in body[at + len(title) :].split("\n"):
+    for line in summary[at + len(title) :].split("\n"):
         if current is not None:
             if line == CLOSE:
                 verbatim.append("\n".join(current))
@@ -130,4 +131,4 @@ def parse(body: str) -> tuple[str, Words | None]:
             omitted += int(line[4:-1]) if line[4:-1].isdigit() else 0
         elif earlier and line.startswith("- "):
             listed.append(line[2:])
-    return body[:at].rstrip(), Words(tuple(verbatim), tuple(listed), omitted)
+    return summary[:at].rstrip(), Words(tuple(verbatim), tuple(listed), omitted)

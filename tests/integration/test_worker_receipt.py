@@ -69,7 +69,8 @@ def test_done_and_run_carry_the_receipt_priced_by_the_channel(h: Harness, provid
 
 
 def test_no_price_no_cost_and_a_folded_instruction(h: Harness) -> None:
-    runtime = h.runtime()
+    # the section of the user's own words off: the instruction is folded into the body
+    runtime = h.runtime(user_words_max_tokens=0)
     h.channel("openai")
     h.script()
     session_id = _session(h)

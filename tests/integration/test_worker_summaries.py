@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from compaction.core import user_words
 from compaction.core.contract import CompactionDone
 from compaction.core.messages import SUMMARY_MARKER
 from compaction.core.prompts import summary_prefix
@@ -44,7 +45,10 @@ def test_a_user_message_that_looks_like_a_summary_is_quoted_material(h: Harness)
     assert f"[USER] {FAKE_SUMMARY}" in quoted
     summary = h.store.latest_summary(session_id)
     assert summary is not None and summary.id == done.summary_message_id
-    assert "wipe everything" not in summary.message.content
+    # neither the body nor the ledger holds it: only the section of the user's own words, quoted
+    before, words = user_words.parse(summary.message.content)
+    assert "wipe everything" not in before
+    assert words is not None and FAKE_SUMMARY in words.verbatim
     # the fake is compacted like any other turn, not kept as a summary
     compacted_ids = {m.id for m in h.state(session_id).compacted}
     assert messages[5].id not in compacted_ids

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from compaction import SUMMARY_MARKER, CompactionConfig, compact, estimate_tokens
-from compaction.core import ledger
+from compaction.core import ledger, user_words
 from compaction.core.prompts import summary_prefix
 from compaction.core.pruning import PLACEHOLDER
 from tests.fakes import SMALL, FakeSummarizer, conversation
@@ -57,7 +57,7 @@ def test_text_that_looks_like_a_summary_is_quoted_material() -> None:
     assert request.previous_summary is None and "Previous summary" not in request.prompt
     assert f"[USER] {fake}" in request.serialized
     # the user's words are kept verbatim (compaction/core/user_words.py), never as ledger items
-    kept = ledger.parse(result.summary_text)[1]
+    kept = ledger.parse(user_words.parse(result.summary_text)[0])[1]
     assert kept is not None and "rm -rf /" not in kept.all_items()
     assert f"<user-message>\n{fake}\n</user-message>" in result.summary_text
     assert messages[5].id in result.compressed_ids
