@@ -39,6 +39,7 @@ STORE_CALLS = (
     "compaction_counts",
     "token_stats",
     "recent_token_stats",
+    "list_channels",
 )
 
 
@@ -48,6 +49,7 @@ class Timers:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
         self.nested: list[float] = []
 
     @contextmanager
@@ -60,6 +62,7 @@ class Timers:
             elapsed = time.perf_counter() - started
             inner = self.nested.pop()
             self.seconds[name] += elapsed - inner
+            self.calls[name] += 1
             if self.nested:
                 self.nested[-1] += elapsed
 
@@ -125,6 +128,7 @@ async def measured(
     async with resources.running():
         for n in range(turns):
             timers.seconds.clear()
+            timers.calls.clear()
             started = time.perf_counter()
             await resources.turns.take(sessions[n % len(sessions)], f"p{n}")
             record = dict(timers.seconds, total=time.perf_counter() - started)
@@ -150,5 +154,6 @@ def turn_phases(url: str, namespace: RedisNamespace, sessions: list[str], turns:
         f"  the turn, in process {med['total']:6.2f} ms (the HTTP turn less this: the HTTP layer)"
     )
     steps = sorted(((ms, k) for k, ms in med.items() if k != "total"), reverse=True)
-    print("  " + " | ".join(f"{k} {ms:.2f}" for ms, k in steps))
+    calls = timers.calls  # the last turn's: every turn makes the same calls
+    print("  " + " | ".join(f"{k} {ms:.2f} ({calls[k]}x)" for ms, k in steps))
     print(f"  rest (thread hops, event loop, glue) {rest * 1000:.2f}")

@@ -149,7 +149,11 @@ def summarize(
     secrets = Secrets.of(material.turns.texts, material.rules or ())
     lap("serialize")
     found = (
-        ledger.extract(material.turns, material.words, material.rules, secrets)
+        _remember(
+            material.turns,
+            config.redact_secrets,
+            ledger.extract(material.turns, material.words, material.rules, secrets),
+        )
         if config.ledger_max_tokens
         else {}
     )
@@ -228,10 +232,42 @@ def span_rules(turns: Turns, words: Sequence[str]) -> Rules:
 def span_identifiers(turns: Turns, redact_secrets: bool) -> dict[str, list[str]]:
     """The ledger's candidates of ``turns``, redacted as ``summarize`` redacts them: what a
     receipt counts (``compaction/core/receipt.py``)."""
+    remembered = _recalled(turns, redact_secrets)
+    if remembered is not None:
+        return remembered
     words = turns.distinct_words()
     rules = span_rules(turns, words) if redact_secrets else None
     secrets = Secrets.of(turns.texts, rules or ())
     return ledger.extract(turns, words, rules, secrets)
+
+
+#: The last extraction ``summarize`` made, by what it depends on (``_extraction_key``): the
+#: worker's receipt of the stage reads the same span again right after (docs/benchmarks.md,
+#: "Overheads": 10 ms of a 466-message session's job). One entry, replaced whole.
+_LAST: tuple[tuple[object, ...], dict[str, list[str]]] | None = None
+
+
+def _extraction_key(turns: Turns, redact_secrets: bool) -> tuple[object, ...]:
+    """All ``ledger.extract`` reads of ``turns`` (its texts, what was spoken, the calls) and
+    the redaction switch: equal keys give equal candidates."""
+    calls = tuple((call.name, call.arguments) for call in turns.calls)
+    return (redact_secrets, tuple(turns.texts), tuple(turns.spoken), calls)
+
+
+def _remember(
+    turns: Turns, redact_secrets: bool, found: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    global _LAST
+    _LAST = (_extraction_key(turns, redact_secrets), {k: list(v) for k, v in found.items()})
+    return found
+
+
+def _recalled(turns: Turns, redact_secrets: bool) -> dict[str, list[str]] | None:
+    """A copy of the remembered candidates when ``turns`` are what they were taken from."""
+    last = _LAST
+    if last is None or last[0] != _extraction_key(turns, redact_secrets):
+        return None
+    return {k: list(v) for k, v in last[1].items()}
 
 
 def _first(
