@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 from redis.exceptions import RedisError
@@ -37,12 +37,16 @@ from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
 from compaction.service import logs
 from compaction.service.keys import turn_key
+from compaction.tools import run_tool_call
+from compaction.worker.llm import Completion
 
 log = logs.get_logger(__name__)
 
 #: a turn's hold on its session lasts this long past its last renewal (a third of it): a
 #: gateway that dies mid-turn frees the session within it
 TURN_TTL_S = 30.0
+#: the most times a turn asks the model again after it called the recall tool
+MAX_TOOL_ROUNDS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,19 +145,55 @@ class Turns:
         )
         if socket is not None:
             socket.answering = True
-        completion = storable(await chat_model.reply(ensured.messages), self.ctx.estimator)
+        completion, usage = await self._answer(session_id, chat_model, ensured.messages)
         answer = Message(role="assistant", content=completion.text)
         reply = await asyncio.to_thread(self._store, session_id, answer, asked.seq)
         await self._show(session_id, reply)
-        usage = TokenUsage(
-            input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens,
-            total_tokens=completion.input_tokens + completion.output_tokens,
-            api_calls=1,
-        )
         await self.aio.record_turn(session_id, ensured, usage, chat_model.name)
         await self.aio.publish_token_update(session_id, model=model, usage=usage)
         return TurnResult(reply, ensured, usage)
+
+    async def _answer(
+        self, session_id: str, chat_model: ChatModel, context: Sequence[Message]
+    ) -> tuple[Completion, TokenUsage]:
+        """The model's final answer and the usage of every call: while it calls the recall
+        tool (docs/architecture.md, "Recall"), its call and the tool's answer (from the
+        database) are stored as history and it is asked again, ``MAX_TOOL_ROUNDS`` times at
+        most (the last time without the tool, so that it answers in words)."""
+        messages = list(context)
+        calls = tokens_in = tokens_out = 0
+        while True:
+            recall = calls < MAX_TOOL_ROUNDS
+            completion = await chat_model.reply(messages, recall=recall)
+            completion = storable(completion, self.ctx.estimator)
+            calls, tokens_in = calls + 1, tokens_in + completion.input_tokens
+            tokens_out += completion.output_tokens
+            if not (recall and completion.tool_calls):
+                break
+            messages += await self._recall(session_id, completion)
+        usage = TokenUsage(
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            total_tokens=tokens_in + tokens_out,
+            api_calls=calls,
+        )
+        return completion, usage
+
+    async def _recall(self, session_id: str, completion: Completion) -> list[Message]:
+        """The model's tool call and the tool's answers, stored and shown like any turn."""
+        calls = list(completion.tool_calls)
+        asked = Message(role="assistant", content=completion.text, tool_calls=calls)
+        added = [asked]
+        for call in calls:
+            text = await asyncio.to_thread(
+                run_tool_call, self.ctx, session_id, call.name, call.arguments
+            )
+            added.append(Message(role="tool", content=text, tool_call_id=call.id))
+        after = (await asyncio.to_thread(self.ctx.store.get_session, session_id)).last_seq
+        for message in added:
+            row = await asyncio.to_thread(self._store, session_id, message, after)
+            await self._show(session_id, row)
+        return added
 
     def _begin(
         self, session_id: str, model: str | None, message: Message

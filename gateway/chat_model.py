@@ -26,6 +26,7 @@ from compaction.core.tokens import (
 from compaction.service.settings import Settings
 from compaction.store import AgentSettings, ChannelConfig, Store
 from compaction.store.channels import with_key
+from compaction.tools import recall_tool
 from compaction.worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
 
 #: the longest reply a turn asks for
@@ -43,7 +44,10 @@ class ChatModel(Protocol):
     #: the model's name, for logs and errors
     name: str
 
-    async def reply(self, messages: Sequence[Message]) -> Completion: ...
+    async def reply(self, messages: Sequence[Message], *, recall: bool = False) -> Completion:
+        """The model's answer; ``recall``: it is offered the recall tool (``compaction.tools``)
+        and its ``tool_calls`` may ask for it."""
+        ...
 
 
 class SdkChatModel:
@@ -53,9 +57,11 @@ class SdkChatModel:
         self.client = client
         self.name = client.model
 
-    async def reply(self, messages: Sequence[Message]) -> Completion:
+    async def reply(self, messages: Sequence[Message], *, recall: bool = False) -> Completion:
+        provider = "anthropic" if self.client.provider == "anthropic" else "openai"
+        tools = [recall_tool(provider)] if recall else []
         try:
-            return await asyncio.to_thread(self.client.converse, messages, MAX_REPLY_TOKENS)
+            return await asyncio.to_thread(self.client.converse, messages, MAX_REPLY_TOKENS, tools)
         except LlmTimeout:
             # the clients' own wording names the auxiliary model
             raise LlmTimeout(f"{self.client.provider}: the chat model timed out") from None
@@ -71,7 +77,7 @@ class OfflineChatModel:
     def __init__(self, estimator: TextEstimator | None = None) -> None:
         self.estimator = estimator or text_estimator()
 
-    async def reply(self, messages: Sequence[Message]) -> Completion:
+    async def reply(self, messages: Sequence[Message], *, recall: bool = False) -> Completion:
         said = next((m.content for m in reversed(messages) if m.role == "user"), "")
         words = " ".join(said.split())
         quote = words[:QUOTE_CHARS] + ("…" if len(words) > QUOTE_CHARS else "")

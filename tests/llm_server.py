@@ -30,6 +30,11 @@ DEFAULT_SUMMARY = (
 )
 
 
+#: the id of a scripted tool call in the first request (the n-th request's: ``call_recall_n``,
+#: each unique as a real model's are)
+TOOL_CALL_ID = "call_recall_1"
+
+
 @dataclass
 class Reply:
     text: str = DEFAULT_SUMMARY
@@ -45,6 +50,9 @@ class Reply:
     head_trickle_s: float = 0.0
     #: headers sent besides the content type and length (``retry-after-ms``: a server's wait)
     headers: dict[str, str] = field(default_factory=dict)
+    #: a tool call the model makes instead of a final answer: ``(name, arguments)`` (the
+    #: gateway's recall, docs/architecture.md, "Recall"), beside ``text``
+    tool_call: tuple[str, dict[str, Any]] | None = None
 
 
 @dataclass
@@ -126,9 +134,9 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             elif reply.status != 200:
                 self._send(reply, reply.status, _error(self.path, reply))
             elif self.path.endswith("/messages"):
-                self._send(reply, 200, _anthropic(body, reply.text, length // 4))
+                self._send(reply, 200, _anthropic(body, reply, length // 4, len(fake.requests)))
             elif self.path.endswith("/chat/completions"):
-                self._send(reply, 200, _openai(body, reply.text, length // 4))
+                self._send(reply, 200, _openai(body, reply, length // 4, len(fake.requests)))
             else:
                 self._send(reply, 404, {"error": {"message": f"no route {self.path}"}})
 
@@ -164,27 +172,46 @@ def _write(out: BufferedIOBase, data: bytes, trickle_s: float) -> None:
 
 # Usage is estimated from the request's size in bytes: encoding the body again to measure it
 # cost the benchmarks' machine more than a worker's whole request.
-def _anthropic(body: dict[str, Any], text: str, input_tokens: int) -> dict[str, Any]:
+def _anthropic(body: dict[str, Any], reply: Reply, input_tokens: int, n: int) -> dict[str, Any]:
+    text = reply.text
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    if reply.tool_call is not None:
+        name, arguments = reply.tool_call
+        content.append(
+            {"type": "tool_use", "id": f"call_recall_{n}", "name": name, "input": arguments}
+        )
     return {
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
         "model": body.get("model"),
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": "end_turn" if reply.tool_call is None else "tool_use",
         "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "output_tokens": len(text) // 4},
     }
 
 
-def _openai(body: dict[str, Any], text: str, prompt_tokens: int) -> dict[str, Any]:
+def _openai(body: dict[str, Any], reply: Reply, prompt_tokens: int, n: int) -> dict[str, Any]:
+    text = reply.text
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if reply.tool_call is not None:
+        name, arguments = reply.tool_call
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        message["tool_calls"] = [
+            {"id": f"call_recall_{n}", "type": "function", "function": function}
+        ]
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model"),
         "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            {
+                "index": 0,
+                "finish_reason": "stop" if reply.tool_call is None else "tool_calls",
+                "message": message,
+            }
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,

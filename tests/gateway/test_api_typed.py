@@ -183,6 +183,9 @@ def test_every_route_answers_as_documented(
     [run] = ok(client.get("/api/sessions/airline/runs"))["runs"]
     assert ok(client.get(f"/api/runs/{run['id']}")) == run
     assert ok(client.get("/api/sessions/airline/context-stats"))["lastRun"]["id"] == run["id"]
+    # a recall of the compacted originals (docs/architecture.md, "Recall")
+    recalled = ok(client.get("/api/sessions/airline/recall", params={"q": "refund"}))
+    assert recalled["query"] == "refund" and recalled["matched"] >= len(recalled["results"])
     assert ok(client.post(f"/api/runs/{run['id']}/restore"))["status"] == "restored"
 
     # a review's draft (docs/architecture.md, "Review"): read, edited, discarded, regenerated,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, cast
 
 import anthropic
 
 from compaction.core.formats import to_anthropic
-from compaction.core.messages import Message
+from compaction.core.messages import Message, ToolCall
 from compaction.worker.llm.base import (
     ClientOptions,
     Completion,
@@ -35,7 +36,12 @@ class AnthropicClient(SdkClient):
         # Built once per process and reused: the SDK keeps the HTTP connection pool.
         self._client = anthropic.Anthropic(**options.sdk_kwargs(missing_key=""))
 
-    def attempt(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+    def attempt(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> Completion:
         arguments: dict[str, Any] = anthropic_arguments(
             self.model, max_tokens, temperature=self.temperature, thinking=self.thinking
         )
@@ -43,6 +49,8 @@ class AnthropicClient(SdkClient):
         system, turns = to_anthropic(messages)
         if system:
             arguments["system"] = system
+        if tools:
+            arguments["tools"] = list(tools)
         # the SDK types each message as a TypedDict: to_anthropic builds those shapes
         reply = self._client.messages.create(
             model=self.model, messages=cast(Any, turns), **arguments
@@ -65,8 +73,14 @@ def completion(reply: object) -> Completion:
         if getattr(block, "type", None) == "text"
     )
     usage = reply.usage
+    calls = tuple(
+        ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input))
+        for block in blocks
+        if isinstance(block, anthropic.types.ToolUseBlock)
+    )
     return Completion(
         text,
         count_of(getattr(usage, "input_tokens", None)),
         count_of(getattr(usage, "output_tokens", None)),
+        calls,
     )

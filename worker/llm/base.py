@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 from compaction.core.engine import SummaryRequest
 from compaction.core.errors import LlmError, LlmTimeout
-from compaction.core.messages import Message
+from compaction.core.messages import Message, ToolCall
 from compaction.core.redact import Secrets, redact
 from compaction.store.records import url_secrets
 from compaction.worker.llm.retry import retrying
@@ -32,6 +32,8 @@ class Completion:
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    #: the tools the model called (only when it was given tools: the gateway's recall)
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class ChatClient(Protocol):
@@ -118,18 +120,29 @@ class SdkClient:
     def complete(self, prompt: str, max_tokens: int) -> Completion:
         return self.converse([Message(role="user", content=prompt)], max_tokens)
 
-    def converse(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+    def converse(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> Completion:
         """The model's reply to a conversation: an attempt, retried after a backoff while it
         fails in a way that may pass (``worker/llm/retry.py``); the last failure as its code."""
         with self.calling():
             return retrying(
-                lambda: self.attempt(messages, max_tokens),
+                lambda: self.attempt(messages, max_tokens, tools),
                 retries=self.retries,
                 errors=self.errors,
             )
 
-    def attempt(self, messages: Sequence[Message], max_tokens: int) -> Completion:
-        """One call of the provider's API; each provider's client makes it."""
+    def attempt(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> Completion:
+        """One call of the provider's API, offering ``tools`` (definitions in the provider's
+        format: ``compaction.tools``); each provider's client makes it."""
         raise NotImplementedError
 
     def calling(self) -> AbstractContextManager[None]:

@@ -9,7 +9,7 @@ from typing import Any, cast
 import openai
 
 from compaction.core.formats import to_openai
-from compaction.core.messages import Message
+from compaction.core.messages import Message, ToolCall
 from compaction.worker.llm.base import (
     ClientOptions,
     Completion,
@@ -32,7 +32,12 @@ class OpenAICompatibleClient(SdkClient):
         super().__init__(options)
         self._client = openai.OpenAI(**options.sdk_kwargs(missing_key="unused"))
 
-    def attempt(self, messages: Sequence[Message], max_tokens: int) -> Completion:
+    def attempt(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> Completion:
         arguments = openai_arguments(
             self.provider,
             self.model,
@@ -40,6 +45,8 @@ class OpenAICompatibleClient(SdkClient):
             temperature=self.temperature,
             thinking=self.thinking,
         )
+        if tools:
+            arguments["tools"] = list(tools)
         reply = self._client.chat.completions.create(
             # the SDK types each message as a TypedDict: to_openai builds those shapes
             model=self.model,
@@ -69,4 +76,17 @@ def completion(reply: object, provider: str) -> Completion:
         text,
         count_of(getattr(usage, "prompt_tokens", None)),
         count_of(getattr(usage, "completion_tokens", None)),
+        _tool_calls(getattr(choices[0], "message", None) if choices else None),
     )
+
+
+def _tool_calls(message: object) -> tuple[ToolCall, ...]:
+    """The function calls of a reply's message (none when it made none)."""
+    calls = getattr(message, "tool_calls", None) or ()
+    out = []
+    for call in calls:
+        function = getattr(call, "function", None)
+        name, args = getattr(function, "name", None), getattr(function, "arguments", None)
+        if isinstance(call.id, str) and isinstance(name, str):
+            out.append(ToolCall(id=call.id, name=name, arguments=args or ""))
+    return tuple(out)
