@@ -35,6 +35,8 @@ VENV = BENCH / "kits-venv"
 #: the kit's canary types, in its order
 #: what the engine's summary marker and footer take, about (tokens)
 MARKER_TOKENS = 60
+#: the most runs of one round, each with a smaller summary budget, to fit the kit's budget
+FITS = 8
 TYPES = ("safety_rule", "hard_constraint", "fact", "goal_state", "user_preference")
 
 
@@ -61,15 +63,17 @@ def to_messages(turns: Sequence[tuple[str, str]]) -> list[Message]:
     return [Message(role=role, content=text, id=i) for i, (role, text) in enumerate(turns, 1)]  # type: ignore[arg-type]
 
 
-def config_for(messages: Sequence[Message], budget_chars: int | None) -> CompactionConfig:
+def config_for(
+    messages: Sequence[Message], budget_chars: int | None, less: int = 0
+) -> CompactionConfig:
     """``/compact`` with the first (system) message protected and the smallest tail the engine
     allows; the kit's character budget (about 4 characters a token), less the protected
-    message, is shared by the summary's parts: the summarizer's body, the user's own words and
-    the identifier ledger."""
+    message, the engine's marker and ``less`` tokens, goes to the summary (no user-words
+    section and no ledger: the offline summary's rule lines are the selective copy)."""
     size = sum(len(m.content) for m in messages) // 4
     if budget_chars is None:
         return CompactionConfig(context_window=max(1_000, size // 2), protect_first_n=1)
-    left = max(4, (budget_chars - len(messages[0].content)) // 4 - MARKER_TOKENS)
+    left = max(4, (budget_chars - len(messages[0].content)) // 4 - MARKER_TOKENS - less)
     return CompactionConfig(
         context_window=max(1_000, size // 2),
         protect_first_n=1,
@@ -84,14 +88,22 @@ def config_for(messages: Sequence[Message], budget_chars: int | None) -> Compact
 
 def ours(messages: list[Message], budget_chars: int | None) -> str:
     """The context after ``/compact``, as the model would read it (one line a message); an
-    already-compacted context (nothing left to summarize) comes back unchanged."""
-    try:
-        staged = compact_staged(
-            messages, config_for(messages, budget_chars), OfflineSummarizer(), reason="manual"
-        )
-    except NothingToCompact:
-        return "\n".join(m.content for m in messages)
-    return "\n".join(f"[{m.role}] {m.content}" for m in staged.messages)
+    already-compacted context (nothing left to summarize) comes back unchanged. Over the
+    kit's budget, the summary's budget is cut by the excess and the run repeated (at most
+    ``FITS`` times): what the engine adds around the summary (marker, footer, tail) is not the
+    summarizer's to know."""
+    less = 0
+    for _ in range(FITS):
+        config = config_for(messages, budget_chars, less)
+        try:
+            staged = compact_staged(messages, config, OfflineSummarizer(), reason="manual")
+        except NothingToCompact:
+            return "\n".join(m.content for m in messages)
+        text = "\n".join(f"[{m.role}] {m.content}" for m in staged.messages)
+        if budget_chars is None or len(text) <= budget_chars:
+            break
+        less += (len(text) - budget_chars) // 4 + 8
+    return text
 
 
 class Ours:
