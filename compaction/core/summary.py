@@ -11,7 +11,7 @@ What the summarizer returns is not trusted: a reply under ``min_summary_chars`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
@@ -139,6 +139,7 @@ def summarize(
     ``pruned`` are the tool outputs phase 1 emptied outside the middle, as they were: the ledger
     lists their identifiers too (docs/architecture.md, "Receipt")."""
     previous, turns = _split(middle, previous_summary, prompts)
+    previous = without_recall_line(previous)
     # the user's words are the summary's last section: taken off first, so that a user's text
     # that holds a ledger heading stays the user's (compaction/core/user_words.py)
     previous, previous_words = user_words.parse(previous or "")
@@ -180,6 +181,7 @@ def summarize(
     # The model's text goes to the database: what no database stores is replaced, not refused.
     words = _user_words(turns, previous_words, config, language)
     parts = [prompts.prefix[language], storable(folded.body), ledger.render(kept, language), words]
+    parts.append(RECALL_LINE[language])
     text = "\n\n".join(p for p in parts if p)
     return Summary(
         secrets.hide(redact(text)) if config.redact_secrets else text,
@@ -189,6 +191,22 @@ def summarize(
         ledger_items=len(kept),
         ledger_dropped=kept.dropped,
     )
+
+
+#: the summary's last line (docs/architecture.md, "Recall"): the originals can be read back
+RECALL_LINE: Mapping[Language, str] = {
+    "en": "(The original messages this summary replaced can be searched with the recall tool.)",
+    "zh": "（本摘要所替代的原始消息可用 recall 工具检索。）",
+}
+
+
+def without_recall_line(previous: str | None) -> str | None:
+    """A previous summary without its recall line (the new summary ends with its own)."""
+    if previous is None:
+        return None
+    for line in RECALL_LINE.values():
+        previous = previous.replace("\n\n" + line, "").replace(line, "")
+    return previous
 
 
 def _user_words(
