@@ -26,14 +26,13 @@ from compaction.core.redact import redact
 from compaction.core.result import CompactionResult
 from compaction.core.summary import span_identifiers
 from compaction.core.turns import Turns
+from compaction.core.user_words import first_line
 
 __all__ = ["MAX_LISTED", "SpanReceipt", "compacted_span", "cost_of", "receipt_of"]
 
 #: The most items a receipt lists per kind (and folded instructions): the counts stay exact,
 #: the lists are what a person reads (and what a run record stores).
 MAX_LISTED = 200
-#: A folded instruction is shown by its first line, cut to this many characters.
-FIRST_LINE_CHARS = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +197,7 @@ def receipt_of(
         missing_counts={k: counts.get(k, 0) for k in KINDS},
         user_total=len(users),
         # the user's own words, redacted in their context (a key typed there stays out)
-        folded=tuple(_first_line(redact(m)) for m in folded[:MAX_LISTED]),
+        folded=tuple(first_line(redact(m)) for m in folded[:MAX_LISTED]),
         folded_count=len(folded),
     )
 
@@ -215,8 +214,3 @@ def _text(messages: Iterable[Message]) -> str:
         parts.append(message.content)
         parts.extend(readable(c.arguments, strings_of(c.arguments)) for c in message.tool_calls)
     return "\n".join(parts)
-
-
-def _first_line(text: str) -> str:
-    line = text.split("\n", 1)[0].strip()
-    return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1] + "…"

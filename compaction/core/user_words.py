@@ -29,7 +29,8 @@ EARLIER: dict[str, str] = {
 }
 #: Each verbatim message sits between these lines: a message may hold any text, headings too.
 OPEN, CLOSE = "<user-message>", "</user-message>"
-#: A message listed by its first line is cut to this many characters.
+#: A message listed by its first line (here and in a receipt's folded list) is cut to this many
+#: characters.
 FIRST_LINE_CHARS = 160
 #: The most of the budget the first-line listing of older messages may hold back from the
 #: verbatim ones (so that a long history of short lines never crowds out the newest words).
