@@ -102,6 +102,13 @@ def _user_rules(users: Iterable[Message]) -> list[str]:
     return list(dict.fromkeys(kept))
 
 
+def _unquoted(items: Sequence[str], users: Iterable[Message]) -> list[str]:
+    """The items no rule line of the user holds: a kept line quotes them already, and one
+    superseded (a cap restated) must not come back as a bare value."""
+    said = "\n".join(line for m in users for line in _rule_lines(m.content))
+    return [item for item in items if item not in said]
+
+
 def _latest_decision(users: Sequence[Message]) -> list[str]:
     """The newest user line that makes a choice: the goal follows it (a rejected plan stated
     first is not the goal)."""
@@ -137,7 +144,7 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
         "decisions": _sentences(assistants, _DECISION)[-6:],
         "files": found["paths"][-20:],
         "next": _open_ask(turns),
-        "context": (found["ids"] + found["urls"] + found["values"])[-12:],
+        "context": _unquoted(found["ids"] + found["urls"] + found["values"], users)[-12:],
         "tools": [f"{name} ×{count}" for name, count in tools.most_common(8)],
     }
 

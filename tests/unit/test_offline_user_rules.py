@@ -107,3 +107,15 @@ def test_a_decision_in_the_protected_head_does_not_replace_a_later_goal() -> Non
     )
     second = summarize([user("What next?"), assistant("Tests.")], head=head, previous=first)
     assert section(second, EN["goal"]) == ["Scratch that, switch to plan B: patch the parser."]
+
+
+def test_a_superseded_value_does_not_come_back_as_context() -> None:
+    messages = [
+        user("Hard cap: the budget is $300 total."),
+        assistant("Noted."),
+        user("Hard cap: the budget is $750 total."),
+        assistant("Noted."),
+    ]
+    out = summarize(messages)
+    assert not any("$300" in line for line in out.splitlines())
+    assert "Hard cap: the budget is $750 total." in section(out, EN["constraints"])
