@@ -15,7 +15,9 @@ job, and scale-out over worker processes.
    follows is not final): the overhead is that less the auxiliary model's own time, the core
    included, set against a floor measured after each job with plain psycopg and redis-py: the
    same SELECT of the session's visible rows, the summary INSERT and the range UPDATE in one
-   transaction, and one PUBLISH (goal: ratio <= 3; queue hop median <= 10 ms). Beside it, the
+   transaction (an UPDATE of as many rows as the job compacted; step 11's floor, a range of
+   all but three rows at each end, beside it), and one PUBLISH (goal: ratio <= 2, issue 24;
+   queue hop median <= 10 ms). Beside it, the
    older figure that leaves the core out too. Then where the time goes (summed over the
    request's stages): the queue hop (enqueue to the job function's first line), the load
    (session, agent, history), the decision (estimates, skip rules, first stage), the core and
