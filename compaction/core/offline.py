@@ -102,6 +102,13 @@ def _user_rules(users: Iterable[Message]) -> list[str]:
     return list(dict.fromkeys(kept))
 
 
+def _newest_of(line: str, rules: Sequence[str]) -> str:
+    """``line``, or the newest rule line that differs from it only in its values (the goal
+    restated with a new date or cap is that newer line)."""
+    key = _VALUE.sub("#", line).casefold()
+    return next((r for r in reversed(rules) if _VALUE.sub("#", r).casefold() == key), line)
+
+
 def _unquoted(items: Sequence[str], users: Iterable[Message]) -> list[str]:
     """The items no rule line of the user holds: a kept line quotes them already, and one
     superseded (a cap restated) must not come back as a bare value."""
@@ -132,12 +139,13 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
     assistants = [m for m in turns if m.role == "assistant"]
     found = ledger.extract(turns)
     tools = Counter(call.name for m in assistants for call in m.tool_calls)
-    goal = [_line(first_ask.content)] if first_ask else []
+    rules = _user_rules(users)
+    goal = [_newest_of(_line(first_ask.content), rules)] if first_ask else []
     return {
         "goal": _latest_decision(users) or goal,
         # not a heading: the span's own decision, which replaces an earlier goal on an update
         "decided": _latest_decision(users),
-        "constraints": _user_rules(users),
+        "constraints": rules,
         "done": _ran(found),
         "doing": _last_words(assistants),
         "blocked": found["errors"][-6:],
