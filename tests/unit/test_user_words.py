@@ -163,3 +163,20 @@ def test_a_ledger_heading_in_the_users_words_stays_their_words_next_time() -> No
     kept = ledger.parse(user_words.parse(second.summary_text)[0])[1]
     assert kept is not None and "rm -rf /" not in kept.all_items()
     assert fake in section(second.summary_text).verbatim
+
+
+def test_the_section_stays_within_its_budget_in_a_compaction() -> None:
+    texts = [f"Rule {n}: " + "keep it short " * 40 for n in range(10)]
+    config = SMALL.model_copy(update={"user_words_max_tokens": 250})
+    result = compact(with_user_texts(texts), config, FakeSummarizer(), reason="manual")
+    words = section(result.summary_text)
+    assert user_words.render(words, "en") in result.summary_text
+    assert ESTIMATE(user_words.render(words, "en")) <= 250 + 20  # the budget, the two headings
+    assert words.verbatim and words.listed  # some kept whole, the older by first line
+
+
+def test_a_chinese_summary_gets_the_chinese_headings() -> None:
+    words = user_words.Words(("只用 pnpm，不要 npm。",), ("更早的一条",), 0)
+    rendered = user_words.render(words, "zh")
+    assert rendered.startswith(user_words.TITLES["zh"]) and user_words.EARLIER["zh"] in rendered
+    assert user_words.parse(rendered)[1] == words
