@@ -25,6 +25,7 @@ from compaction.cli import (
     ingress,
     migrate,
     pins,
+    recall,
     schemas,
     sessions,
     worker,
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact.register(commands)
     drafts.register(commands)
     pins.register(commands)
+    recall.register(commands)
     channels.register(commands)
     agents.register(commands)
     migrate.register(commands)

@@ -133,6 +133,30 @@ class Pin(Answer):
     pinned_tokens: int = Field(description="the session's pinned tokens afterwards")
 
 
+class Recalled(Answer):
+    """One compacted original a recall found (``producers.recall``; docs/architecture.md,
+    "Recall")."""
+
+    message_id: int
+    seq: int
+    role: Role
+    tool_name: str | None = Field(description="the tool a tool result answered")
+    content: str = Field(description="redacted; cut to fit the budget when ``truncated``")
+    truncated: bool
+
+
+class Recall(Answer):
+    """A recall: the session's compacted originals matching the query, best first, within
+    ``maxTokens`` (docs/architecture.md, "Recall")."""
+
+    session_id: str
+    query: str
+    max_tokens: int
+    matched: int = Field(description="originals found before the budget kept some")
+    tokens: int = Field(description="estimated tokens of the results")
+    results: list[Recalled]
+
+
 class Queued(Answer):
     """``/compact``'s answer: the outcome comes as events."""
 

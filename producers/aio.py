@@ -20,6 +20,7 @@ from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
 from compaction.core.messages import Message
 from compaction.producers import commands, context, ensure
 from compaction.producers.ensure import Ensured
+from compaction.producers.recall import DEFAULT_TOKENS as DEFAULT_RECALL_TOKENS
 from compaction.producers.trigger import TriggerResult
 from compaction.producers.wait import RECENT, no_final_event
 from compaction.service.events import StreamCursor, final_among, is_final_for, newest_id
@@ -179,6 +180,11 @@ class AsyncProducers:
 
     async def unpin(self, session_id: str, message_id: int) -> dict[str, Any]:
         return await asyncio.to_thread(self.producers.unpin, session_id, message_id)
+
+    async def recall(
+        self, session_id: str, query: str, max_tokens: int = DEFAULT_RECALL_TOKENS
+    ) -> dict[str, Any]:
+        return await asyncio.to_thread(self.producers.recall, session_id, query, max_tokens)
 
     async def session_stats(self, session_id: str) -> dict[str, Any]:
         return await asyncio.to_thread(self.producers.session_stats, session_id)

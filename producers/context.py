@@ -31,6 +31,7 @@ from compaction.producers import (
     trigger,
     wait,
 )
+from compaction.producers import recall as recalls
 from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
 from compaction.service.context import SessionContext, SessionContexts
@@ -201,6 +202,15 @@ class Producers:
 
     def unpin(self, session_id: str, message_id: int) -> dict[str, Any]:
         return pins.set_pinned(self, session_id, message_id, False)
+
+    # --- recall (recall.py) -----------------------------------------------------------------
+
+    def recall(
+        self, session_id: str, query: str, max_tokens: int = recalls.DEFAULT_TOKENS
+    ) -> dict[str, Any]:
+        """The session's compacted originals matching ``query``, within ``max_tokens``
+        (docs/architecture.md, "Recall")."""
+        return recalls.recall(self, session_id, query, max_tokens)
 
     # --- the context figures (stats.py) -----------------------------------------------------
 

@@ -3,11 +3,22 @@ gateway")."""
 
 from fastapi import APIRouter
 
-from compaction.gateway.routes import agents, channels, chat, drafts, pins, realtime, runs, sessions
+from compaction.gateway.routes import (
+    agents,
+    channels,
+    chat,
+    drafts,
+    pins,
+    realtime,
+    recall,
+    runs,
+    sessions,
+)
 
 ROUTERS: tuple[APIRouter, ...] = (
     sessions.router,
     pins.router,
+    recall.router,
     runs.router,
     drafts.router,
     agents.router,
