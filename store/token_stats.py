@@ -61,21 +61,22 @@ class TokenStats(Repository):
             )
             session.add(row)
             session.flush()
-            # The newest row past the ones kept, found on the (session_id, id) index.
-            past = session.scalar(
+            # The rows past the newest ones kept, in one statement: the newest of them found on
+            # the (session_id, id) index (none: NULL, nothing deleted). One round trip less on
+            # every turn (docs/benchmarks.md, "Overheads").
+            past = (
                 select(ContextTokenStat.id)
                 .where(ContextTokenStat.session_id == stat.session_id)
                 .order_by(ContextTokenStat.id.desc())
                 .offset(KEEP_PER_SESSION)
                 .limit(1)
+                .scalar_subquery()
             )
-            if past is not None:
-                session.execute(
-                    delete(ContextTokenStat).where(
-                        ContextTokenStat.session_id == stat.session_id,
-                        ContextTokenStat.id <= past,
-                    )
+            session.execute(
+                delete(ContextTokenStat).where(
+                    ContextTokenStat.session_id == stat.session_id, ContextTokenStat.id <= past
                 )
+            )
             return row.id
 
     def token_stats(self, session_id: str, limit: int = 10) -> list[TokenStat]:
