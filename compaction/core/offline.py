@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from compaction.core import ledger
 from compaction.core.identifiers import commands
-from compaction.core.messages import Message, ToolCall
+from compaction.core.messages import Message, ToolCall, own_words
 from compaction.core.prompts import HEADINGS, Language
 from compaction.core.prompts_loop import LOOP_HEADINGS, LOOP_MARKER
 from compaction.core.summary import SummaryRequest
@@ -93,10 +93,10 @@ def _rule_lines(text: str) -> list[str]:
     return [_line(s) for s in _SENTENCE.split(text) if s.strip() and _is_rule(s)]
 
 
-def _user_rules(users: Iterable[Message]) -> list[str]:
+def _user_rules(said: Iterable[str]) -> list[str]:
     """Every rule, preference, decision or value line of the user, oldest first; of lines
     that differ only in their values (a cap, a date restated), the newest alone."""
-    lines = [line for m in users for line in _rule_lines(m.content)]
+    lines = [line for text in said for line in _rule_lines(text)]
     newest = {_VALUE.sub("#", line).casefold(): line for line in lines}
     kept = (line for line in lines if newest[_VALUE.sub("#", line).casefold()] == line)
     return list(dict.fromkeys(kept))
@@ -109,17 +109,17 @@ def _newest_of(line: str, rules: Sequence[str]) -> str:
     return next((r for r in reversed(rules) if _VALUE.sub("#", r).casefold() == key), line)
 
 
-def _unquoted(items: Sequence[str], users: Iterable[Message]) -> list[str]:
+def _unquoted(items: Sequence[str], said: Iterable[str]) -> list[str]:
     """The items no rule line of the user holds: a kept line quotes them already, and one
     superseded (a cap restated) must not come back as a bare value."""
-    said = "\n".join(line for m in users for line in _rule_lines(m.content))
-    return [item for item in items if item not in said]
+    quoted = "\n".join(line for text in said for line in _rule_lines(text))
+    return [item for item in items if item not in quoted]
 
 
-def _latest_decision(users: Sequence[Message]) -> list[str]:
+def _latest_decision(said: Sequence[str]) -> list[str]:
     """The newest user line that makes a choice: the goal follows it (a rejected plan stated
     first is not the goal)."""
-    found = _sentences(users, _USER_DECISION)
+    found = [_line(s) for t in said for s in _SENTENCE.split(t) if _USER_DECISION.search(s)]
     return found[-1:]
 
 
@@ -135,16 +135,18 @@ def _ran(found: Mapping[str, list[str]]) -> list[str]:
 
 def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, list[str]]:
     users = [m for m in turns if m.role == "user" and not m.is_summary]
-    first_ask = next((m for m in [*head, *users] if m.role == "user" and not m.is_summary), None)
+    first_ask = next((m for m in [*head, *users] if own_words(m)), None)
     assistants = [m for m in turns if m.role == "assistant"]
     found = ledger.extract(turns)
     tools = Counter(call.name for m in assistants for call in m.tool_calls)
-    rules = _user_rules(users)
-    goal = [_newest_of(_line(first_ask.content), rules)] if first_ask else []
+    # What a person typed: not the texts a client injects as the user (compaction/core/messages.py).
+    said = [text for m in users if (text := own_words(m))]
+    rules = _user_rules(said)
+    goal = [_newest_of(_line(own_words(first_ask)), rules)] if first_ask else []
     return {
-        "goal": _latest_decision(users) or goal,
+        "goal": _latest_decision(said) or goal,
         # not a heading: the span's own decision, which replaces an earlier goal on an update
-        "decided": _latest_decision(users),
+        "decided": _latest_decision(said),
         "constraints": rules,
         "done": _ran(found),
         "doing": _last_words(assistants),
@@ -152,7 +154,7 @@ def _sections(turns: Sequence[Message], head: Sequence[Message]) -> dict[str, li
         "decisions": _sentences(assistants, _DECISION)[-6:],
         "files": found["paths"][-20:],
         "next": _open_ask(turns),
-        "context": _unquoted(found["ids"] + found["urls"] + found["values"], users)[-12:],
+        "context": _unquoted(found["ids"] + found["urls"] + found["values"], said)[-12:],
         "tools": [f"{name} ×{count}" for name, count in tools.most_common(8)],
     }
 

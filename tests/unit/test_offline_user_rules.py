@@ -119,3 +119,16 @@ def test_a_superseded_value_does_not_come_back_as_context() -> None:
     out = summarize(messages)
     assert not any("$300" in line for line in out.splitlines())
     assert "Hard cap: the budget is $750 total." in section(out, EN["constraints"])
+
+
+def test_text_a_client_injects_as_the_user_gives_no_rule_and_no_goal() -> None:
+    injected = "<command-name>/review</command-name> Let's always use the 2024 template."
+    messages = [
+        user("Fix the login bug."),
+        assistant("Looking."),
+        user(injected),
+        assistant("Reviewing."),
+    ]
+    out = summarize(messages)
+    assert section(out, EN["goal"]) == ["Fix the login bug."]
+    assert not any("2024" in line for line in section(out, EN["constraints"]))
