@@ -2,13 +2,14 @@
 originals, the messages folded into a summary or pruned, never the live view (the model already
 has those).
 
-PostgreSQL searches ``to_tsvector('simple', content)`` (the GIN index of migration 0007;
-``simple``: no stemming, so code words and names match as written); SQLite searches the FTS5
-table ``message_fts`` the same migration keeps in sync by triggers. A query holding CJK text,
-or a database without the FTS table (a SQLite built without FTS5), falls back to ``LIKE`` on
-each term: neither tokenizer splits CJK runs into words. Matches are ranked, redacted
-(``compaction.core.redact``: the model must not read back a key the summary hid), cut to a
-share of the budget each, and kept while they fit ``max_tokens``.
+PostgreSQL searches ``message.content_tsv`` (``to_tsvector('simple', content)``, stored, with a
+GIN index: migration 0007; ``simple``: no stemming, so code words and names match as written);
+SQLite searches the FTS5 table ``message_fts`` the same migration keeps in sync by triggers. A
+query holding CJK text, or a database without the FTS table (a SQLite built without FTS5),
+falls back to ``LIKE`` on each term: neither tokenizer splits CJK runs into words; so does a
+search that matched nothing (a word inside a longer token: a path, a dotted name). Matches are
+ranked, redacted (``compaction.core.redact``: the model must not read back a key the summary
+hid), cut to a share of the budget each, and kept while they fit ``max_tokens``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 FTS_TABLE = "message_fts"
 #: what migration 0007 makes and the models do not declare (the FTS5 table and its shadow
 #: tables, the GIN index): left out of autogenerate's comparison (``alembic check``)
-NOT_MODELLED = (FTS_TABLE, "ix_message_content_fts")
+NOT_MODELLED = (FTS_TABLE, "ix_message_content_fts", "content_tsv")
 
 
 def include_object(
@@ -101,7 +102,7 @@ _HitSelect = Select[int, int, str, str, str | None]
 
 
 def _postgres(session_id: str, terms: Sequence[str]) -> _HitSelect:
-    vector = func.to_tsvector(literal_column("'simple'"), MessageRow.content)
+    vector: Any = literal_column("message.content_tsv")  # to_tsvector('simple', content), stored
     tsquery: Any = None
     for i, term in enumerate(terms):
         part = func.plainto_tsquery(literal_column("'simple'"), bindparam(f"t{i}", term))
@@ -173,7 +174,12 @@ def _search(session: Session, session_id: str, query: str) -> list[Any]:
         statement = _sqlite(session_id, terms)
     else:
         statement = _like(session_id, terms)
-    return list(session.execute(statement.limit(MAX_CANDIDATES)).all())
+    rows = list(session.execute(statement.limit(MAX_CANDIDATES)).all())
+    if rows:
+        return rows
+    # A word the parser keeps inside a longer token (``src/app/views.py`` is one token on
+    # PostgreSQL) is found by ``LIKE``
+    return list(session.execute(_like(session_id, terms).limit(MAX_CANDIDATES)).all())
 
 
 def _tool_names(session: Session, session_id: str, rows: Sequence[Any]) -> dict[int, str]:

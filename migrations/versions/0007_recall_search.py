@@ -1,8 +1,10 @@
 """Step 15: recall's full-text search over a session's compacted originals
 (docs/architecture.md, "Recall"; ``compaction.store.recall``).
 
-- PostgreSQL: a GIN index on ``to_tsvector('simple', content)`` (``simple``: no stemming, code
-  words and names are kept as written).
+- PostgreSQL: ``message.content_tsv``, a stored generated column
+  ``to_tsvector('simple', content)`` (``simple``: no stemming, code words and names are kept as
+  written; stored, so that ranking a match does not parse its text again), with a GIN index.
+  Adding it rewrites the table once.
 - SQLite: the FTS5 table ``message_fts`` (external content: the words of ``message.content``,
   no second copy of the text), filled from the existing rows and kept in sync by triggers. A
   SQLite built without FTS5 gets nothing: recall falls back to ``LIKE`` there.
@@ -28,6 +30,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 PG_INDEX = "ix_message_content_fts"
+PG_COLUMN = "content_tsv"
 FTS = "message_fts"
 _SQLITE_CREATE = (
     f"CREATE VIRTUAL TABLE {FTS} USING fts5(content, content='message', content_rowid='id')",
@@ -57,7 +60,11 @@ def upgrade() -> None:
             for statement in _SQLITE_CREATE:
                 op.execute(statement)
         return
-    op.execute(f"CREATE INDEX {PG_INDEX} ON message USING gin (to_tsvector('simple', content))")
+    op.execute(
+        f"ALTER TABLE message ADD COLUMN {PG_COLUMN} tsvector "
+        "GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED"
+    )
+    op.execute(f"CREATE INDEX {PG_INDEX} ON message USING gin ({PG_COLUMN})")
 
 
 def downgrade() -> None:
@@ -67,3 +74,4 @@ def downgrade() -> None:
         op.execute(f"DROP TABLE IF EXISTS {FTS}")
         return
     op.execute(f"DROP INDEX IF EXISTS {PG_INDEX}")
+    op.execute(f"ALTER TABLE message DROP COLUMN IF EXISTS {PG_COLUMN}")
