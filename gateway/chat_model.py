@@ -26,7 +26,7 @@ from compaction.core.tokens import (
 from compaction.service.settings import Settings
 from compaction.store import AgentSettings, ChannelConfig, Store
 from compaction.store.channels import with_key
-from compaction.tools import recall_tool
+from compaction.tools import Provider, recall_tool
 from compaction.worker.llm import ClientKey, Completion, SdkClient, build_client, client_key
 
 #: the longest reply a turn asks for
@@ -58,7 +58,7 @@ class SdkChatModel:
         self.name = client.model
 
     async def reply(self, messages: Sequence[Message], *, recall: bool = False) -> Completion:
-        provider = "anthropic" if self.client.provider == "anthropic" else "openai"
+        provider: Provider = "anthropic" if self.client.provider == "anthropic" else "openai"
         tools = [recall_tool(provider)] if recall else []
         try:
             return await asyncio.to_thread(self.client.converse, messages, MAX_REPLY_TOKENS, tools)

@@ -183,7 +183,7 @@ _USER_WORDS: dict[Language, str] = {
     "zh": "\n\n用户本人的消息会由系统逐字附在你的摘要之后（“用户的原话”一节）：不要照抄它们，"
     "但其中的每条约束、决定与偏好都必须保留在摘要中，绝不能与之矛盾或将其改写丢失。",
     "en": "\n\nThe user's own messages are appended word for word after your summary, in a "
-    "section of their own (\"The user's messages\"): do not copy them, but keep every "
+    'section of their own ("The user\'s messages"): do not copy them, but keep every '
     "constraint, decision and preference they state, and never contradict or paraphrase one away.",
 }
 

@@ -9,12 +9,13 @@ from dataclasses import replace
 import pytest
 
 from compaction import compact
+from compaction.core.prompts import Language
 from compaction.core.summary import RECALL_LINE
 from tests.fakes import SMALL, FakeSummarizer, conversation
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_one_recall_line_after_two_compactions(language: str) -> None:
+def test_one_recall_line_after_two_compactions(language: Language) -> None:
     config = SMALL.model_copy(update={"summary_language": language})
     first = compact(conversation(10), config, FakeSummarizer(), reason="manual")
     assert first.summary_text.endswith(RECALL_LINE[language])
