@@ -71,6 +71,8 @@ class SocketTurn:
     task: asyncio.Task[None] | None = None
     #: set when the model call begins
     answering: bool = False
+    #: set once its reply is shown: what is left (the turn's figures) takes milliseconds
+    replied: bool = False
 
     @property
     def running(self) -> bool:
@@ -149,6 +151,8 @@ class Turns:
         answer = Message(role="assistant", content=completion.text)
         reply = await asyncio.to_thread(self._store, session_id, answer, asked.seq)
         await self._show(session_id, reply)
+        if socket is not None:
+            socket.replied = True
         await self.aio.record_turn(session_id, ensured, usage, chat_model.name)
         await self.aio.publish_token_update(session_id, model=model, usage=usage)
         return TurnResult(reply, ensured, usage)

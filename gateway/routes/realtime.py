@@ -146,8 +146,13 @@ async def _handle(resources: Resources, client: _Client, text: str) -> None:
             session_id, focus=request.focus or None, review=request.review
         )
         return
-    if client.turn is not None and client.turn.running:  # no queue of turns behind it
-        raise Busy("this socket's turn is still running: send again once it has answered")
+    before = client.turn.task if client.turn is not None else None
+    if client.turn is not None and before is not None and not before.done():
+        if not client.turn.replied:  # no queue of turns behind it
+            raise Busy("this socket's turn is still running: send again once it has answered")
+        # its reply is on the client's screen: only its figures are left to record, and a user
+        # who answers at once is not refused for them
+        await asyncio.wait({before})
 
     def failed(err: Exception) -> None:
         client.subscription.offer(error(err))
