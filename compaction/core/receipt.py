@@ -3,8 +3,9 @@
 
 The span is what a stage summarized (its middle) and what it pruned. Its exact identifiers are
 the ledger's own candidates (``summary.span_identifiers``: one extractor, redacted as the ledger
-is), and one is *kept* when it is in the result verbatim: in the summary (its body or its
-ledger) or in a message the result keeps. Each real user message of the span
+is; the middle's, then the pruned outputs' new ones, as the ledger takes them), and one is
+*kept* when it is in the result verbatim: in the summary (its body or its ledger) or in a
+message the result keeps. Each real user message of the span
 (``messages.own_words``) is kept verbatim or *folded* into the summary: after a compaction the
 user is reminded that those constraints now live in the summary.
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from compaction.core.arguments import readable, strings_of
 from compaction.core.contract import AuxTokens, Count, Receipt, UserMessageCount
-from compaction.core.ledger import KINDS
+from compaction.core.ledger import KINDS, merged
 from compaction.core.messages import Message, own_words
 from compaction.core.redact import redact
 from compaction.core.result import CompactionResult
@@ -177,16 +178,17 @@ class Haystack:
 def receipt_of(
     span: Sequence[Message], result: CompactionResult, *, redact_secrets: bool = True
 ) -> SpanReceipt:
-    """The receipt of a stage: ``span`` is what it compacted (``compacted_span``), ``result``
-    what it returned; ``redact_secrets`` as the stage's config (the ledger's items are
-    redacted alike, so a secret is never listed as missing)."""
+    """The receipt of a stage: ``span`` is what it compacted (``compacted_span``: the middle,
+    then the pruned outputs outside it), ``result`` what it returned; ``redact_secrets`` as the
+    stage's config (the ledger's items are redacted alike, so a secret is never listed as
+    missing)."""
     turns = Turns.of(span)
     # the summary (body and ledger) first: a result holds it among its messages too
     kept = Haystack(result.summary_text + "\n" + _text(result.messages))
     totals: dict[str, int] = {}
     missing: dict[str, tuple[str, ...]] = {}
     counts: dict[str, int] = {}
-    for kind, items in span_identifiers(turns, redact_secrets).items():
+    for kind, items in _identifiers(span, result, redact_secrets).items():
         lost = [i for i in items if not kept.holds(i)]
         totals[kind], counts[kind], missing[kind] = len(items), len(lost), tuple(lost[:MAX_LISTED])
     users = _user_words(turns.messages)
@@ -200,6 +202,20 @@ def receipt_of(
         folded=tuple(first_line(redact(m)) for m in folded[:MAX_LISTED]),
         folded_count=len(folded),
     )
+
+
+def _identifiers(
+    span: Sequence[Message], result: CompactionResult, redact_secrets: bool
+) -> dict[str, list[str]]:
+    """The span's candidates taken as the ledger takes them: its middle's (the first
+    ``compacted_span`` gives), then the new ones of the pruned outputs after it; so both
+    parts are the extractions ``summarize`` remembered (docs/benchmarks.md, "Overheads")."""
+    start, end = result.middle if result.summarized else (0, 0)
+    size = min(end - start, len(span))
+    if size <= 0 or size == len(span):
+        return span_identifiers(Turns.of(span), redact_secrets)
+    middle = span_identifiers(Turns.of(span[:size]), redact_secrets)
+    return merged(middle, span_identifiers(Turns.of(span[size:]), redact_secrets))
 
 
 def _user_words(messages: Iterable[Message]) -> list[str]:

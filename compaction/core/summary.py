@@ -159,7 +159,16 @@ def summarize(
         else {}
     )
     if pruned and config.ledger_max_tokens:
-        found = ledger.merged(found, span_identifiers(Turns.of(pruned), config.redact_secrets))
+        outside = Turns.of(pruned)
+        found = ledger.merged(
+            found,
+            _remember(
+                outside,
+                config.redact_secrets,
+                span_identifiers(outside, config.redact_secrets),
+                fresh=False,
+            ),
+        )
     lap("ledger")
     scrub = redact if config.redact_secrets else _identity
     first = _first(
@@ -259,10 +268,12 @@ def span_identifiers(turns: Turns, redact_secrets: bool) -> dict[str, list[str]]
     return ledger.extract(turns, words, rules, secrets)
 
 
-#: The last extraction ``summarize`` made, by what it depends on (``_extraction_key``): the
-#: worker's receipt of the stage reads the same span again right after (docs/benchmarks.md,
-#: "Overheads": 10 ms of a 466-message session's job). One entry, replaced whole.
-_LAST: tuple[tuple[object, ...], dict[str, list[str]]] | None = None
+#: The extractions ``summarize`` made last, by what each depends on (``_extraction_key``): its
+#: middle's and, when it pruned outside it, those outputs' (the ledger takes the two apart);
+#: the worker's receipt of the stage reads the same two parts again right after
+#: (docs/benchmarks.md, "Overheads": 10-20 ms of a 466-message session's job). Replaced whole
+#: by each ``summarize``.
+_LAST: dict[tuple[object, ...], dict[str, list[str]]] = {}
 
 
 def _extraction_key(turns: Turns, redact_secrets: bool) -> tuple[object, ...]:
@@ -273,19 +284,20 @@ def _extraction_key(turns: Turns, redact_secrets: bool) -> tuple[object, ...]:
 
 
 def _remember(
-    turns: Turns, redact_secrets: bool, found: dict[str, list[str]]
+    turns: Turns, redact_secrets: bool, found: dict[str, list[str]], *, fresh: bool = True
 ) -> dict[str, list[str]]:
+    """Remember ``found`` for ``turns``: alone (``fresh``, a new ``summarize``) or beside the
+    entry already there (the pruned outputs' beside the middle's)."""
     global _LAST
-    _LAST = (_extraction_key(turns, redact_secrets), {k: list(v) for k, v in found.items()})
+    entry = {_extraction_key(turns, redact_secrets): {k: list(v) for k, v in found.items()}}
+    _LAST = entry if fresh else {**_LAST, **entry}
     return found
 
 
 def _recalled(turns: Turns, redact_secrets: bool) -> dict[str, list[str]] | None:
     """A copy of the remembered candidates when ``turns`` are what they were taken from."""
-    last = _LAST
-    if last is None or last[0] != _extraction_key(turns, redact_secrets):
-        return None
-    return {k: list(v) for k, v in last[1].items()}
+    found = _LAST.get(_extraction_key(turns, redact_secrets))
+    return None if found is None else {k: list(v) for k, v in found.items()}
 
 
 def _first(

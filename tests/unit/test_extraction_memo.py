@@ -33,7 +33,7 @@ def test_the_receipt_right_after_a_compaction_equals_a_fresh_one(compacted: Comp
     # the core extracted this very span (its pruned messages lie inside the middle)
     assert summary._recalled(turns, SMALL.redact_secrets) is not None
     remembered = receipt_of(span, result, redact_secrets=SMALL.redact_secrets)
-    summary._LAST = None
+    summary._LAST = {}
     fresh = receipt_of(span, result, redact_secrets=SMALL.redact_secrets)
     assert remembered == fresh
 
