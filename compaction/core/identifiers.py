@@ -9,6 +9,7 @@ regexes then run over the few words that can match instead of every position of 
 from __future__ import annotations
 
 import json
+import operator
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -28,6 +29,11 @@ _URL_END = ".,;:!?*"
 # Possessive runs (``++``, ``{m,n}+``) where what follows can never be what a run gave back (a
 # run of name characters is followed by "/", which it cannot hold): no backtracking into them.
 _PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]++/)+[\w.@+-]*[\w@+-]")
+# ``_PATH`` for an all-ASCII text (``str.isascii`` reads a flag, no scan): there ``re.ASCII``'s
+# ``\w``, ``\d`` and ``\s`` match what the Unicode classes match (the only ASCII characters
+# Unicode ``\s`` adds, U+001C..U+001F, split words: words joined by spaces hold none), and a
+# byte test is cheaper than a Unicode category (docs/benchmarks.md, "Versus Hermes 0.19.0").
+_PATH_ASCII = re.compile(_PATH.pattern, re.ASCII)
 # Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
 # front of it is found by walking back (see ``_files``).
 _FILE_EXT = re.compile(
@@ -73,6 +79,7 @@ _TOKEN = re.compile(
     r"|([0-9a-f]{7,40}+|[A-Z0-9]{5,12}+)|([a-z]++(?:_[a-z]++)*+_\d{2,})"
     r"|(v?\d++\.\d++\.\d++(?:[-.+]\w++)?))(?![\w-]))"
 )
+_TOKEN_ASCII = re.compile(_TOKEN.pattern, re.ASCII)  # as ``_PATH_ASCII``
 
 
 def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
@@ -165,15 +172,28 @@ def _paths(words: Sequence[str]) -> list[tuple[int, str]]:
     """Paths with their offsets in ``" ".join(words)``. A path holds a slash, so only the words
     with one are searched (a third of the text: the regex tries every position it is given)."""
     slashed = [i for i, word in enumerate(words) if "/" in word]
-    text = " ".join(words[i] for i in slashed)
     # Word i starts at (length of the words before it) + i in a text joined with spaces.
     before = list(accumulate(map(len, words), initial=0))
-    local = list(accumulate((len(words[i]) for i in slashed), initial=0))
+    # No path runs from one word into the next (none holds a space), so the ASCII words are
+    # searched apart with the cheaper pattern; ``scan`` sorts the paths by offset.
+    ascii_words = list(map(str.isascii, (words[i] for i in slashed)))
+    plain = list(compress(slashed, ascii_words))
+    other = list(compress(slashed, map(operator.not_, ascii_words)))
+    return [*_found(words, before, plain, _PATH_ASCII), *_found(words, before, other, _PATH)]
+
+
+def _found(
+    words: Sequence[str], before: list[int], chosen: list[int], pattern: re.Pattern[str]
+) -> list[tuple[int, str]]:
+    """The paths ``pattern`` finds in the ``chosen`` words, with their offsets in the words
+    joined by spaces (``before``: the lengths of the words before each)."""
+    text = " ".join([words[i] for i in chosen])
+    local = list(accumulate((len(words[i]) for i in chosen), initial=0))
     local_starts = [length + k for k, length in enumerate(local)]
     # What turns an offset in word k of ``text`` into one in the whole text: one add per path.
-    shift = [before[i] + i - at for i, at in zip(slashed, local_starts[:-1], strict=True)]
+    shift = [before[i] + i - at for i, at in zip(chosen, local_starts[:-1], strict=True)]
     out = []
-    for match in _PATH.finditer(text):
+    for match in pattern.finditer(text):
         path = match.group(0)
         if _is_path(path):
             at = match.start()
@@ -189,7 +209,8 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     pathy = " ".join(pathy_words)
     # Letters alone (CJK words are non-ASCII) hold no id or value.
     numbered = filterfalse(str.isalpha, _kept(distinct, raw, _NOT_NUMBERED))
-    tokens = _TOKEN.findall(" " + " ".join(numbered))
+    searched = " " + " ".join(numbered)
+    tokens = (_TOKEN_ASCII if searched.isascii() else _TOKEN).findall(searched)
     return {
         "paths": [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])],
         "urls": [_url(u) for u in _URL.findall(pathy)],
