@@ -34,8 +34,10 @@ def test_a_message_sent_on_the_reply_waits_for_the_turns_figures(
         ws.until(lambda f: f["type"] == "message" and f["message"]["role"] == "assistant")
         ws.send({"type": "message", "content": "two"})
         frames = ws.until(
-            lambda f: f["type"] == "error"
-            or (f["type"] == "message" and f["message"]["content"] == "second answer")
+            lambda f: (
+                f["type"] == "error"
+                or (f["type"] == "message" and f["message"]["content"] == "second answer")
+            )
         )
     assert not [f for f in frames if of_type("error")(f)], frames
     contents = [r.message.content for r in gateway.store.load_history(session_id, "full")]
