@@ -34,6 +34,7 @@ STORE_CALLS = (
     "get_session",
     "get_agent",
     "append_messages",
+    "append_positioned",
     "load_history",
     "record_token_stat",
     "compaction_counts",

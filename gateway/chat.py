@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from redis.exceptions import RedisError
 from redis.lock import Lock
@@ -37,6 +38,7 @@ from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
 from compaction.service import logs
 from compaction.service.keys import turn_key
+from compaction.store import StoredMessage
 from compaction.tools import run_tool_call
 from compaction.worker.llm import Completion
 
@@ -149,13 +151,25 @@ class Turns:
             socket.answering = True
         completion, usage = await self._answer(session_id, chat_model, ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply = await asyncio.to_thread(self._store, session_id, answer, asked.seq)
+        reply = await asyncio.to_thread(self._store, session_id, answer)
         await self._show(session_id, reply)
         if socket is not None:
             socket.replied = True
-        await self.aio.record_turn(session_id, ensured, usage, chat_model.name)
-        await self.aio.publish_token_update(session_id, model=model, usage=usage)
+        # one thread hop for both (docs/benchmarks.md, "Overheads")
+        await asyncio.to_thread(self._close, session_id, ensured, usage, chat_model.name, model)
         return TurnResult(reply, ensured, usage)
+
+    def _close(
+        self,
+        session_id: str,
+        ensured: Ensured,
+        usage: TokenUsage,
+        answered_by: str,
+        model: str | None,
+    ) -> None:
+        """The turn's token record, then ``token_update`` with its usage."""
+        self.ctx.record_turn(session_id, ensured, usage, answered_by)
+        self.ctx.publish_token_update(session_id, model=model, usage=usage)
 
     async def _answer(
         self, session_id: str, chat_model: ChatModel, context: Sequence[Message]
@@ -193,9 +207,8 @@ class Turns:
                 run_tool_call, self.ctx, session_id, call.name, call.arguments
             )
             added.append(Message(role="tool", content=text, tool_call_id=call.id))
-        after = (await asyncio.to_thread(self.ctx.store.get_session, session_id)).last_seq
         for message in added:
-            row = await asyncio.to_thread(self._store, session_id, message, after)
+            row = await asyncio.to_thread(self._store, session_id, message)
             await self._show(session_id, row)
         return added
 
@@ -211,15 +224,21 @@ class Turns:
         system = trigger.used_tokens(self.ctx, session, None, None)[1]
         trigger.refuse_system_prompt(self.ctx, session, system, [message])
         chat_model = self.models.for_session(session.agent, session.model)
-        return chat_model, self._store(session_id, message, session.info.last_seq)
+        return chat_model, self._store(session_id, message)
 
-    def _store(self, session_id: str, message: Message, after_seq: int) -> HistoryRow:
-        """Append ``message``; its history row (read among the rows after ``after_seq``, a
-        position the session had before: others may have appended meanwhile)."""
-        store = self.ctx.store
-        (message_id,) = store.append_messages(session_id, [message])
-        rows = store.load_history(session_id, "full", after_seq=after_seq)
-        return next(HistoryRow.of(row) for row in history_rows(rows) if row["id"] == message_id)
+    def _store(self, session_id: str, message: Message) -> HistoryRow:
+        """Append ``message``; its history row, built from what was written (a new row is not
+        compacted, pruned, pinned or a summary, and has no metadata) instead of read back."""
+        ((message_id, seq),) = self.ctx.store.append_positioned(session_id, [message])
+        written = Message.from_trusted(
+            message.role,
+            message.content,
+            list(message.tool_calls),
+            message.tool_call_id,
+            message_id,
+        )
+        stored = StoredMessage(written, seq, 0, datetime.now(UTC))
+        return HistoryRow.of(history_rows([stored])[0])
 
     async def _show(self, session_id: str, row: HistoryRow) -> None:
         data = {"type": "message", "message": row.wire()}

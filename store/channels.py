@@ -15,16 +15,18 @@ unless the key is given again or cleared, so a stored key never follows an edite
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from compaction.core.contract import valid_name
 from compaction.core.errors import CompactionError, Conflict, InvalidRequest, NotFound
@@ -337,6 +339,38 @@ class _Use:
 
 
 class Channels(Repository):
+    """The channels; ``recent_channels`` keeps the list a moment (``list_channels`` reads it
+    every time)."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        super().__init__(factory)
+        #: this instance's channel writes so far: a write makes the kept list stale
+        self._writes = 0
+        #: the kept list: the writes it saw, when it was read (monotonic), the channels
+        self._kept: tuple[int, float, list[ChannelConfig]] | None = None
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Session]:
+        """``write_session``; the kept list is stale once it ends (committed or not)."""
+        try:
+            with write_session(self.factory) as session:
+                yield session
+        finally:
+            self._writes += 1
+
+    def recent_channels(self, max_age_s: float) -> list[ChannelConfig]:
+        """``list_channels``, kept up to ``max_age_s`` seconds and until this store writes a
+        channel: a gateway's turn chooses its channel from it (docs/benchmarks.md,
+        "Overheads"); an edit through another process shows within ``max_age_s``, as an
+        agent's settings do (``service.context.CACHE_S``)."""
+        kept, writes = self._kept, self._writes
+        if kept is not None and kept[0] == writes and time.monotonic() - kept[1] < max_age_s:
+            return list(kept[2])
+        read_at = time.monotonic()
+        channels = self.list_channels()
+        self._kept = (writes, read_at, channels)
+        return list(channels)
+
     def add_channel(
         self,
         name: str,
@@ -357,7 +391,7 @@ class Channels(Repository):
         prices = _prices(price_input, price_output)
         if default and not auxiliary:
             raise InvalidRequest("only an auxiliary channel can be the default one")
-        with write_session(self.factory) as session:
+        with self._write() as session:
             _check_name(session, name)
             row = ModelChannel(
                 name=name,
@@ -390,7 +424,7 @@ class Channels(Repository):
 
     def set_default_channel(self, channel: ChannelRef) -> ChannelConfig:
         """Make an auxiliary channel the system's default one."""
-        with write_session(self.factory) as session:
+        with self._write() as session:
             row = find_channel(session, channel)
             if not row.is_auxiliary:
                 raise InvalidRequest(f"channel {row.name!r} is not an auxiliary channel")
@@ -435,7 +469,7 @@ class Channels(Repository):
         prices = _prices(price_input, price_output, clear_prices)
         if not given and auxiliary is None and not prices:
             raise InvalidRequest("nothing to change")
-        with write_session(self.factory) as session:
+        with self._write() as session:
             row = find_channel(session, channel)
             if name is not None:
                 _check_name(session, name, row)
@@ -457,7 +491,7 @@ class Channels(Repository):
         """Delete a channel. Refused while an agent uses it (to summarize or to chat) or it is
         the default, unless ``force``: then those agents fall back to the default channel, their
         chat turns to the system's rule, and the default entry goes if it was this one."""
-        with write_session(self.factory) as session:
+        with self._write() as session:
             row = find_channel(session, channel)
             use = _Use(session, row, chats=True)
             use.refuse_unless(force, "is not removed", "removes it")

@@ -66,6 +66,7 @@ class Store:
     session_exists = _Via("sessions", Sessions.session_exists)
     rename_session = _Via("sessions", Sessions.rename_session)
     append_messages = _Via("sessions", Sessions.append_messages)
+    append_positioned = _Via("sessions", Sessions.append_positioned)
 
     load_history = _Via("history", History.load_history)
     set_pinned = _Via("pins", Pins.set_pinned)
@@ -92,6 +93,7 @@ class Store:
 
     add_channel = _Via("channels", Channels.add_channel)
     list_channels = _Via("channels", Channels.list_channels)
+    recent_channels = _Via("channels", Channels.recent_channels)
     get_channel = _Via("channels", Channels.get_channel)
     edit_channel = _Via("channels", Channels.edit_channel)
     remove_channel = _Via("channels", Channels.remove_channel)

@@ -185,6 +185,16 @@ def _insert_messages(
     metadata: Mapping[str, Any] | None,
 ) -> list[int]:
     """Append checked messages in the caller's transaction; returns their ids."""
+    return [id_ for id_, _ in _insert_positioned(session, session_id, messages, metadata)]
+
+
+def _insert_positioned(
+    session: Session,
+    session_id: str,
+    messages: Sequence[Message],
+    metadata: Mapping[str, Any] | None,
+) -> list[tuple[int, int]]:
+    """``_insert_messages``, each new row's id with its seq."""
     if not messages:
         return []
     calls, results = _batch_ids(messages)
@@ -211,7 +221,7 @@ def _insert_messages(
         .execution_options(render_nulls=True),
         rows,
     ).all()
-    return list(ids)
+    return [(id_, first + i) for i, id_ in enumerate(ids)]
 
 
 class Sessions(Repository):
@@ -299,6 +309,18 @@ class Sessions(Repository):
             return []
         with write_session(self.factory) as session:
             return _insert_messages(session, session_id, parsed, metadata)
+
+    def append_positioned(
+        self, session_id: str, messages: Sequence[Message | Mapping[str, Any]]
+    ) -> list[tuple[int, int]]:
+        """``append_messages``, each new row's id with its seq: a caller that shows what it
+        stored builds the rows from its own messages instead of reading them back (the
+        gateway's turn, docs/benchmarks.md, "Overheads")."""
+        parsed = parse_messages(messages)
+        if not parsed:
+            return []
+        with write_session(self.factory) as session:
+            return _insert_positioned(session, session_id, parsed, None)
 
 
 def _add_agent(

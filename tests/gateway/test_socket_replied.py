@@ -4,7 +4,7 @@ a user who answers at once is served once they are, not refused ``busy``."""
 
 from __future__ import annotations
 
-import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -21,14 +21,14 @@ def test_a_message_sent_on_the_reply_waits_for_the_turns_figures(
     chat_channel(gateway, fake_llm)
     fake_llm.script(Reply(text="first answer"), Reply(text="second answer"))
     session_id = gateway.store.create_session(model="chat-1", messages=conversation(4))
-    aio = gateway.resources.turns.aio
-    record = aio.record_turn
+    ctx = gateway.resources.turns.ctx
+    record = ctx.record_turn
 
-    async def slow_record(*args: Any, **kwargs: Any) -> None:
-        await asyncio.sleep(1.0)  # the turn's figures, after its reply went out
-        await record(*args, **kwargs)
+    def slow_record(*args: Any, **kwargs: Any) -> None:
+        time.sleep(1.0)  # the turn's figures, after its reply went out
+        record(*args, **kwargs)
 
-    monkeypatch.setattr(aio, "record_turn", slow_record)
+    monkeypatch.setattr(ctx, "record_turn", slow_record)
     with socket(gateway, session_id) as ws:
         ws.send({"type": "message", "content": "one"})
         ws.until(lambda f: f["type"] == "message" and f["message"]["role"] == "assistant")
