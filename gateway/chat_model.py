@@ -23,7 +23,6 @@ from compaction.core.tokens import (
     estimate_tokens,
     text_estimator,
 )
-from compaction.service.context import CACHE_S
 from compaction.service.settings import Settings
 from compaction.store import AgentSettings, ChannelConfig, Store
 from compaction.store.channels import with_key
@@ -172,10 +171,10 @@ class ChatModels:
 
     def choice(self, agent: AgentSettings | None, model: str | None) -> ChatChoice:
         """Who answers a session of ``agent`` on ``model`` (the turn's, else the session's,
-        else the agent's). Blocking (it reads the channels, kept ``CACHE_S`` seconds and until
-        this store edits one): call it in a worker thread."""
+        else the agent's). Blocking (it reads the channels, kept ``channel_cache_s`` seconds
+        and until this store edits one): call it in a worker thread."""
         return choose_channel(
-            self.store.recent_channels(CACHE_S),
+            self.store.recent_channels(self.settings.channel_cache_s),
             agent_channel_id=agent.chat_channel_id if agent is not None else None,
             model=model,
             system=self.system,

@@ -114,8 +114,9 @@ class Settings(BaseSettings, CompactionParameters):
     channel_cache_s: float = Field(
         5.0,
         ge=0,
-        description="how long a worker reuses a resolved auxiliary channel (0: every job); a "
-        "channel changed with `compaction channel` applies within this time",
+        description="how long a worker reuses a resolved auxiliary channel, and a gateway its "
+        "list of channels for chat turns (0: every job, every turn); a channel changed with "
+        "`compaction channel` applies within this time",
     )
     fallback_summary: bool = Field(
         False,

@@ -361,8 +361,8 @@ class Channels(Repository):
     def recent_channels(self, max_age_s: float) -> list[ChannelConfig]:
         """``list_channels``, kept up to ``max_age_s`` seconds and until this store writes a
         channel: a gateway's turn chooses its channel from it (docs/benchmarks.md,
-        "Overheads"); an edit through another process shows within ``max_age_s``, as an
-        agent's settings do (``service.context.CACHE_S``)."""
+        "Overheads"); an edit through another process shows within ``max_age_s``
+        (``Settings.channel_cache_s``, as the worker's channel)."""
         kept, writes = self._kept, self._writes
         if kept is not None and kept[0] == writes and time.monotonic() - kept[1] < max_age_s:
             return list(kept[2])
