@@ -251,7 +251,25 @@ export function renderMessages(container, rows, runs = new Map()) {
     bubble.dataset.id = row.id;
     nodes.push(bubble);
   }
+  const focused = focusedAction(container);
   container.replaceChildren(...nodes);
+  refocus(container, focused);
+}
+
+/** The list's focused control, by what it does and names: a redraw keeps the keyboard's place. */
+function focusedAction(container) {
+  const active = document.activeElement;
+  if (!active || !container.contains(active) || !active.dataset.action) return null;
+  const { action, summaryId, runId } = active.dataset;
+  return { action, summaryId, runId };
+}
+
+function refocus(container, key) {
+  if (!key) return;
+  const same = [...container.querySelectorAll(`[data-action="${CSS.escape(key.action)}"]`)].find(
+    (n) => n.dataset.summaryId === key.summaryId && n.dataset.runId === key.runId,
+  );
+  same?.focus();
 }
 
 /** The start rows still open after a load (their compaction is running now): [request id, stage]. */
