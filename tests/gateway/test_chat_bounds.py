@@ -165,8 +165,11 @@ def test_a_flood_of_socket_messages_is_one_turn_cancelled_when_the_socket_closes
     assert trigger.request_manual(gateway.resources.producers, session_id).status == "enqueued"
     before = len(roles(gateway, session_id))
     with socket(gateway, session_id) as ws:
-        for n in range(FLOOD):
-            ws.send({"type": "message", "content": f"spam {n}"})
+        # a client that does not read its answers falls behind and is closed (1013): the flood
+        # may end there, which is the gateway defending itself
+        with contextlib.suppress(ConnectionClosed):
+            for n in range(FLOOD):
+                ws.send({"type": "message", "content": f"spam {n}"})
         frames = frames_until_quiet(ws)
     time.sleep(0.5)  # the socket has closed: its turn is cancelled
     gateway.drain()  # the compaction the turn waited for is done now
