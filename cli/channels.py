@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from compaction.cli.common import open_store, print_json
 from compaction.producers.views import channel_row
 from compaction.service.settings import Settings
-from compaction.store.channels import ChannelChange
+from compaction.store.channel_use import ChannelChange
 from compaction.store.models import PROVIDERS
 
 

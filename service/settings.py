@@ -21,7 +21,7 @@ from compaction.core.config import (
 )
 from compaction.core.contract import AutoCompact
 from compaction.core.errors import InvalidConfig, invalid_config
-from compaction.store.channels import KEY_ENV_PATTERN
+from compaction.store.channel_checks import KEY_ENV_PATTERN
 
 
 def default_database_url() -> str:

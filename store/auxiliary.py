@@ -11,12 +11,9 @@ from typing import Literal
 from sqlalchemy.orm import Session
 
 from compaction.core.errors import NoAuxiliaryModel
-from compaction.store.channels import (
-    KEY_ENV_PATTERN,
-    channel_config,
-    default_channel_id,
-    with_key,
-)
+from compaction.store.channel_checks import KEY_ENV_PATTERN
+from compaction.store.channel_use import channel_config, default_channel_id
+from compaction.store.channels import with_key
 from compaction.store.db import Repository, read_session
 from compaction.store.models import Agent, ModelChannel
 from compaction.store.records import ChannelConfig
