@@ -69,27 +69,15 @@ class DraftWrite:
     expires_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class DraftRecord:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DraftRecord(DraftWrite):
+    """A stored draft: what the worker wrote, and what became of it."""
+
     id: int
-    session_id: str
-    request_id: str | None
     status: str
-    focus: str | None
-    summary: str
     edited: bool
-    base_version: int
-    plan: dict[str, Any]
-    receipt: dict[str, Any] | None
-    tokens_before: int
-    tokens_after: int
-    model: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-    cost: float | None
     run_id: int | None
     created_at: datetime
-    expires_at: datetime
 
 
 def _record(row: CompactionDraft, now: datetime) -> DraftRecord:
