@@ -10,8 +10,11 @@ back.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import chain, compress
 
+from compaction.core.arguments import readable
 from compaction.core.blocks import blocks
 from compaction.core.identifiers import (
     MAX_ITEM_CHARS,
@@ -21,6 +24,7 @@ from compaction.core.identifiers import (
     scan,
 )
 from compaction.core.messages import Message
+from compaction.core.picking import Picker
 from compaction.core.redact import Rules, Secrets, redact_many, rules_for
 from compaction.core.storable import storable
 from compaction.core.tokens import TextEstimator
@@ -62,14 +66,24 @@ TITLES = tuple(lang["title"] for lang in HEADINGS.values())
 
 #: Kinds taken from whole lines, which may carry white space and carriage returns.
 _LINE_KINDS = frozenset({"errors", "commands"})
+#: Kinds of single words (no white space in any item): listed several to a line, separated by
+#: spaces, which costs a character an item where a bullet of its own costs three (and a line
+#: break that a tokenizer rarely merges); read back by ``parse``.
+PACKED = frozenset({"paths", "urls", "ids"})
+#: The most characters of a packed line (it breaks before the item that would pass it).
+LINE_CHARS = 100
+#: The kinds ``acted_on`` finds (``identifiers.scan``'s).
+_ACTED_KINDS = frozenset({"paths", "urls", "ids", "values"})
 
 
 @dataclass
 class Ledger:
-    """Items by kind, oldest first; ``dropped`` counts what the token cap left out."""
+    """Items by kind, oldest first; ``dropped`` counts what the token cap left out, ``held``
+    the items not listed because a listed item holds them verbatim (kept all the same)."""
 
     items: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
     dropped: int = 0
+    held: int = 0
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.items.values())
@@ -158,43 +172,58 @@ def shares(candidates: dict[str, list[str]], max_tokens: int) -> dict[str, int]:
     return {kind: floors[kind] + rest * size // total for kind, size in sizes.items()}
 
 
-def build(
-    fresh: dict[str, list[str]],
-    previous: Ledger | None,
-    max_tokens: int,
-    estimate_text: TextEstimator,
-) -> Ledger:
-    """Merge carried-over and fresh items (distinct, as ``extract`` gives them), newest kept
-    first when the cap binds."""
-    ledger = Ledger()
+def acted_on(turns: Turns) -> frozenset[str]:
+    """The paths, URLs, ids and values of the calls' arguments: what the agent acted on (a file
+    it edited, a page it fetched, an id it passed), listed before what it only read when the
+    cap binds (docs/survival.md)."""
+    texts = dict.fromkeys(
+        readable(c.arguments, turns.escaped.get(c.arguments)) for c in turns.calls
+    )
+    words = list(dict.fromkeys(chain.from_iterable(map(str.split, texts))))
+    return frozenset(chain.from_iterable(scan(words).values())) if words else frozenset()
+
+
+def _candidates(
+    fresh: dict[str, list[str]], previous: Ledger | None, acted: AbstractSet[str]
+) -> dict[str, list[str]]:
+    """Per kind, carried-over then fresh items, distinct; the ones acted on moved to the end,
+    where ``take`` starts (each part keeps its order: the newest first)."""
     candidates: dict[str, list[str]] = {}
     for kind in KINDS:
         carried = dict.fromkeys(previous.items[kind] if previous else [])
         # A set test per fresh item, not one big merged dict: a 100,000-message middle gives
         # hundreds of thousands of ids.
         new = fresh.get(kind, [])
-        candidates[kind] = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
-    chosen: dict[str, list[str]] = {kind: [] for kind in KINDS}
-    remaining = max_tokens
+        pool = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
+        if acted and kind in _ACTED_KINDS:
+            first = [item in acted for item in pool]
+            pool = [*compress(pool, (not f for f in first)), *compress(pool, first)]
+        candidates[kind] = pool
+    return candidates
 
-    def take(kind: str, allowance: int) -> int:
-        spent = 0
-        pool = candidates[kind]
-        while pool:
-            cost = estimate_text(pool[-1]) + 2
-            if cost > allowance - spent:
-                break
-            chosen[kind].append(pool.pop())
-            spent += cost
-        return spent
 
-    for kind, allowance in shares(candidates, max_tokens).items():
-        remaining -= take(kind, allowance)
-    for kind in KINDS:  # leftovers go to the kinds in priority order
-        remaining -= take(kind, remaining)
+def build(
+    fresh: dict[str, list[str]],
+    previous: Ledger | None,
+    max_tokens: int,
+    estimate_text: TextEstimator,
+    acted: AbstractSet[str] = frozenset(),
+) -> Ledger:
+    """Merge carried-over and fresh items (distinct, as ``extract`` gives them), newest kept
+    first when the cap binds, those in ``acted`` (``acted_on``) before the others of their
+    kind. An item that a listed item holds verbatim (``compaction/core/covered.py``) is not
+    listed again: it counts as kept (``Ledger.held``), not as dropped."""
+    pools = _candidates(fresh, previous, acted)
+    picker = Picker(pools, KINDS, PACKED, max_tokens, estimate_text, LINE_CHARS)
+    for kind, allowance in shares(picker.pools, max_tokens).items():
+        picker.take(kind, allowance)
+    picker.fill()
+    if picker.unlist_held():  # spend again what the items held elsewhere had taken
+        picker.fill()
+    ledger = Ledger()
     for kind in KINDS:
-        ledger.items[kind] = chosen[kind][::-1]
-        ledger.dropped += len(candidates[kind])
+        ledger.items[kind] = picker.chosen[kind][::-1]
+    ledger.dropped, ledger.held = picker.left()
     return ledger
 
 
@@ -224,12 +253,28 @@ def render(ledger: Ledger, language: str) -> str:
     for kind in KINDS:
         if ledger.items[kind]:
             lines.append(headings[kind])
-            lines.extend(f"- {item}" for item in ledger.items[kind])
+            lines.extend(_lines(kind, ledger.items[kind]))
     if ledger.dropped:  # the originals stay in the database: say how to reach them
         lines.append(overflow_line(ledger.dropped, language))
     # Decoded arguments (a \u0000 escape) and rows stored before the appends checked them
     # may hold what the database refuses.
     return storable("\n".join(lines))
+
+
+def _lines(kind: str, items: list[str]) -> list[str]:
+    """A kind's bullets: one item each, or for a ``PACKED`` kind as many as ``LINE_CHARS``
+    allows."""
+    if kind not in PACKED:
+        return [f"- {item}" for item in items]
+    lines: list[list[str]] = []
+    width = LINE_CHARS
+    for item in items:
+        if width + 1 + len(item) > LINE_CHARS:
+            lines.append([])
+            width = -1
+        lines[-1].append(item)
+        width += 1 + len(item)
+    return ["- " + " ".join(line) for line in lines]
 
 
 def parse(summary: str) -> tuple[str, Ledger | None]:
@@ -243,6 +288,8 @@ def parse(summary: str) -> tuple[str, Ledger | None]:
         for line in section.splitlines():
             if line.startswith("### "):
                 kind = _KIND_BY_HEADING.get(line.strip())
+            elif line.startswith("- ") and kind in PACKED:  # one item a line before issue 24
+                ledger.items[kind].extend(line[2:].split())
             elif line.startswith("- ") and kind is not None:
                 ledger.items[kind].append(line[2:])
         return body, ledger

@@ -186,7 +186,8 @@ def summarize(
     first = replace(first, chunk_count=len(chunks), head=tuple(head))
     folded = _fold(summarizer, first, material, chunks, scrub, config.summary_max_tokens)
     lap("summarize")
-    kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
+    acted = ledger.acted_on(material.turns) if found else frozenset()
+    kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator(), acted)
     # The model's text goes to the database: what no database stores is replaced, not refused.
     words = _user_words(turns, previous_words, config, language)
     parts = [prompts.prefix[language], storable(folded.body), ledger.render(kept, language), words]

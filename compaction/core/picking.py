@@ -1,0 +1,152 @@
+"""How the ledger chooses its items under its token cap (docs/survival.md): newest first, and
+none that a listed item already holds verbatim.
+
+A directory inside a listed path, an id inside a listed path, URL or command survives inside
+it: listing it again spends the ledger's budget on nothing. ``Cover`` counts, for every piece of
+every listed item, how many listed items hold it, so that "is this held by a listed item?" is one
+dictionary look-up (a middle gives hundreds of thousands of candidates; a substring search of
+the listed text per candidate would cost a scan each).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Collection, Sequence
+
+from compaction.core.tokens import TextEstimator
+
+#: What separates the pieces of a word: anything but a letter or a digit (``_`` too: the id
+#: ``cache_12`` in ``cache_12_test.py``).
+_DELIMITER = re.compile(r"[\W_]")
+#: The most delimiters a piece spans: a piece is an identifier (an id, a directory), not the
+#: whole of a long URL; bounds the pieces of a word to a multiple of its length.
+MAX_SPAN = 16
+#: Copies of a packed item estimated together (``Picker.cost``).
+COPIES = 8
+
+
+def pieces(item: str) -> set[str]:
+    """``item`` and every piece of each of its words that starts and ends at a delimiter or at
+    the word's edge (a delimiter at either end included or not: ``/repo/src`` and ``repo/src``
+    in ``/repo/src/app.py``). Each is a substring of ``item``."""
+    out = {item}
+    for word in item.split():
+        edges = [0]
+        for match in _DELIMITER.finditer(word):
+            edges += (match.start(), match.end())
+        edges.append(len(word))
+        edges = sorted(set(edges))
+        for i, start in enumerate(edges):
+            for end in edges[i + 1 : i + 1 + 2 * MAX_SPAN]:
+                out.add(word[start:end])
+    return out
+
+
+class Cover:
+    """The pieces of the items listed so far, each with the number of listed items holding it."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+
+    def __contains__(self, item: str) -> bool:
+        """``item`` is verbatim inside a listed item (or is one)."""
+        return self._counts.get(item, 0) > 0
+
+    def add(self, item: str) -> None:
+        self._counts.update(pieces(item))
+
+    def remove(self, item: str) -> None:
+        self._counts.subtract(pieces(item))
+
+    def held_elsewhere(self, item: str) -> bool:
+        """``item`` (listed) is verbatim inside another listed item too: each item holds
+        itself once."""
+        return self._counts.get(item, 0) > 1
+
+
+class Picker:
+    """The items chosen under the cap, what they hold (``Cover``) and what is left to spend.
+
+    ``pools`` are each kind's candidates, the first to take last (``take`` pops); ``kinds``
+    the priority order; ``packed`` the kinds listed several to a line, in lines of about
+    ``line_chars`` characters."""
+
+    def __init__(
+        self,
+        pools: dict[str, list[str]],
+        kinds: Sequence[str],
+        packed: Collection[str],
+        max_tokens: int,
+        estimate_text: TextEstimator,
+        line_chars: int = 100,
+    ) -> None:
+        self.pools = pools
+        self.kinds = kinds
+        self.packed = packed
+        self.line_chars = line_chars
+        self.estimate_text = estimate_text
+        self.remaining = float(max_tokens)
+        self.chosen: dict[str, list[str]] = {kind: [] for kind in kinds}
+        self.costs: dict[tuple[str, str], float] = {}
+        self.cover = Cover()
+        self.held = 0
+
+    def cost(self, kind: str, item: str) -> float:
+        """The tokens listing ``item`` costs."""
+        if kind in self.packed:
+            # One of many on a line: the item and a space, and its share of the line's "- ".
+            # The estimate of several copies, divided back: a per-item estimate's rounding (a
+            # quarter of the characters, floored) would miscount a 9-character id by a third.
+            text = (item + " ") * COPIES
+            return self.estimate_text(text) / COPIES * (1 + 2 / self.line_chars)
+        return self.estimate_text(item) + 2  # "- " and the newline
+
+    def take(self, kind: str, allowance: float) -> None:
+        """The newest items of ``kind`` (acted on first) while they fit ``allowance``; an item a
+        listed one holds is passed over, kept at no cost."""
+        spent = 0.0
+        pool = self.pools[kind]
+        while pool:
+            item = pool[-1]
+            if item in self.cover:
+                pool.pop()
+                self.held += 1
+                continue
+            cost = self.cost(kind, item)
+            if cost > allowance - spent:
+                break
+            self.chosen[kind].append(pool.pop())
+            self.costs[kind, item] = cost
+            self.cover.add(item)
+            spent += cost
+        self.remaining -= spent
+
+    def fill(self) -> None:
+        """The budget left spent on the kinds in priority order."""
+        for kind in self.kinds:
+            self.take(kind, self.remaining)
+
+    def unlist_held(self) -> bool:
+        """Take off the list the items a later choice holds (an id listed before the path that
+        holds it); whether that freed anything."""
+        freed = False
+        for kind in reversed(self.kinds):  # what is held (ids) before what holds it
+            kept = []
+            for item in self.chosen[kind]:
+                if self.cover.held_elsewhere(item):
+                    self.cover.remove(item)
+                    self.remaining += self.costs.pop((kind, item))
+                    self.held += 1
+                    freed = True
+                else:
+                    kept.append(item)
+            self.chosen[kind] = kept
+        return freed
+
+    def left(self) -> tuple[int, int]:
+        """Of what the pools still hold: how many the cap left out, and how many a listed item
+        holds after all (kept, with what ``take`` passed over)."""
+        left = [item for kind in self.kinds for item in self.pools[kind]]
+        held = sum(1 for item in left if item in self.cover)
+        return len(left) - held, self.held + held
