@@ -9,7 +9,7 @@ back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -72,6 +72,8 @@ _LINE_KINDS = frozenset({"errors", "commands"})
 PACKED = frozenset({"paths", "urls", "ids"})
 #: The most characters of a packed line (it breaks before the item that would pass it).
 LINE_CHARS = 100
+#: Kinds whose items may hold another's verbatim (a path holds its directory and ids).
+HOLDERS = frozenset({"errors", "commands", "paths", "urls"})
 #: The kinds ``acted_on`` finds (``identifiers.scan``'s).
 _ACTED_KINDS = frozenset({"paths", "urls", "ids", "values"})
 
@@ -183,23 +185,35 @@ def acted_on(turns: Turns) -> frozenset[str]:
     return frozenset(chain.from_iterable(scan(words).values())) if words else frozenset()
 
 
-def _candidates(
-    fresh: dict[str, list[str]], previous: Ledger | None, acted: AbstractSet[str]
-) -> dict[str, list[str]]:
-    """Per kind, carried-over then fresh items, distinct; the ones acted on moved to the end,
-    where ``take`` starts (each part keeps its order: the newest first)."""
+def _candidates(fresh: dict[str, list[str]], previous: Ledger | None) -> dict[str, list[str]]:
+    """Per kind, carried-over then fresh items, distinct."""
     candidates: dict[str, list[str]] = {}
     for kind in KINDS:
         carried = dict.fromkeys(previous.items[kind] if previous else [])
         # A set test per fresh item, not one big merged dict: a 100,000-message middle gives
         # hundreds of thousands of ids.
         new = fresh.get(kind, [])
-        pool = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
-        if acted and kind in _ACTED_KINDS:
-            first = [item in acted for item in pool]
-            pool = [*compress(pool, (not f for f in first)), *compress(pool, first)]
-        candidates[kind] = pool
+        candidates[kind] = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
     return candidates
+
+
+def _acted_last(pools: dict[str, list[str]], acted: AbstractSet[str]) -> None:
+    """Move the items acted on to the end of their pools, where ``Picker.take`` starts (each
+    part keeps its order: the newest first)."""
+    for kind in _ACTED_KINDS if acted else ():
+        first = [item in acted for item in pools[kind]]
+        pools[kind] = [
+            *compress(pools[kind], [not f for f in first]),
+            *compress(pools[kind], first),
+        ]
+
+
+def _fits(pools: dict[str, list[str]], max_tokens: int, estimate_text: TextEstimator) -> bool:
+    """Whether every candidate surely fits the cap: one estimate of them all joined, plus what
+    each costs beyond its text (``Picker.cost``: a bullet, a packed line's share)."""
+    lines = sum(len(pools[kind]) for kind in KINDS if kind not in PACKED)
+    text = "\n".join(chain.from_iterable(pools.values()))
+    return (estimate_text(text) + 1) * (1 + 2 / LINE_CHARS) + 2 * lines <= max_tokens
 
 
 def build(
@@ -207,20 +221,25 @@ def build(
     previous: Ledger | None,
     max_tokens: int,
     estimate_text: TextEstimator,
-    acted: AbstractSet[str] = frozenset(),
+    acted: Callable[[], AbstractSet[str]] = frozenset,
 ) -> Ledger:
-    """Merge carried-over and fresh items (distinct, as ``extract`` gives them), newest kept
-    first when the cap binds, those in ``acted`` (``acted_on``) before the others of their
-    kind. An item that a listed item holds verbatim (``compaction/core/covered.py``) is not
-    listed again: it counts as kept (``Ledger.held``), not as dropped."""
-    pools = _candidates(fresh, previous, acted)
-    picker = Picker(pools, KINDS, PACKED, max_tokens, estimate_text, LINE_CHARS)
+    """Merge carried-over and fresh items (distinct, as ``extract`` gives them): all of them when
+    they fit the cap. Else the newest first, those ``acted`` gives (``acted_on``, asked only
+    then) before the others of their kind; an item that a listed one holds verbatim
+    (``compaction/core/picking.py``) is not listed again: it counts as kept (``Ledger.held``),
+    not as dropped."""
+    pools = _candidates(fresh, previous)
+    ledger = Ledger()
+    if _fits(pools, max_tokens, estimate_text):
+        ledger.items = pools
+        return ledger
+    _acted_last(pools, acted())
+    picker = Picker(pools, KINDS, PACKED, HOLDERS, max_tokens, estimate_text, LINE_CHARS)
     for kind, allowance in shares(picker.pools, max_tokens).items():
         picker.take(kind, allowance)
     picker.fill()
     if picker.unlist_held():  # spend again what the items held elsewhere had taken
         picker.fill()
-    ledger = Ledger()
     for kind in KINDS:
         ledger.items[kind] = picker.chosen[kind][::-1]
     ledger.dropped, ledger.held = picker.left()

@@ -19,27 +19,33 @@ from compaction.core.tokens import TextEstimator
 #: What separates the pieces of a word: anything but a letter or a digit (``_`` too: the id
 #: ``cache_12`` in ``cache_12_test.py``).
 _DELIMITER = re.compile(r"[\W_]")
+#: Delimiters a piece may start with: a path's (``/repo/src``, ``./x``, ``~/x``).
+_LEADING = frozenset("/.~")
 #: The most delimiters a piece spans: a piece is an identifier (an id, a directory), not the
 #: whole of a long URL; bounds the pieces of a word to a multiple of its length.
-MAX_SPAN = 16
+MAX_SPAN = 12
 #: Copies of a packed item estimated together (``Picker.cost``).
 COPIES = 8
 
 
 def pieces(item: str) -> set[str]:
-    """``item`` and every piece of each of its words that starts and ends at a delimiter or at
-    the word's edge (a delimiter at either end included or not: ``/repo/src`` and ``repo/src``
-    in ``/repo/src/app.py``). Each is a substring of ``item``."""
+    """``item`` and every piece of each of its words that runs from the start of a segment (or
+    the path delimiter before it) to the end of a segment, where segments are what delimiters
+    separate (``/repo/src``, ``repo/src`` and ``cache_12`` in ``/repo/src/cache_12.py``): the
+    forms an identifier held by another takes. Each is a substring of ``item``."""
     out = {item}
     for word in item.split():
-        edges = [0]
-        for match in _DELIMITER.finditer(word):
-            edges += (match.start(), match.end())
-        edges.append(len(word))
-        edges = sorted(set(edges))
-        for i, start in enumerate(edges):
-            for end in edges[i + 1 : i + 1 + 2 * MAX_SPAN]:
-                out.add(word[start:end])
+        cuts = [m.start() for m in _DELIMITER.finditer(word)]
+        if not cuts:
+            continue
+        ends = [*cuts, len(word)]
+        starts = [0, *(c + 1 for c in cuts)]
+        for i, start in enumerate(starts):
+            firsts = (start, start - 1) if i and word[start - 1] in _LEADING else (start,)
+            for end in ends[i : i + 1 + MAX_SPAN]:
+                for first in firsts:
+                    if end > first:
+                        out.add(word[first:end])
     return out
 
 
@@ -53,11 +59,12 @@ class Cover:
         """``item`` is verbatim inside a listed item (or is one)."""
         return self._counts.get(item, 0) > 0
 
-    def add(self, item: str) -> None:
-        self._counts.update(pieces(item))
+    def add(self, item: str, whole: bool = False) -> None:
+        """``item`` listed: its pieces, or itself alone when ``whole`` (an id holds no other)."""
+        self._counts.update({item} if whole else pieces(item))
 
-    def remove(self, item: str) -> None:
-        self._counts.subtract(pieces(item))
+    def remove(self, item: str, whole: bool = False) -> None:
+        self._counts.subtract({item} if whole else pieces(item))
 
     def held_elsewhere(self, item: str) -> bool:
         """``item`` (listed) is verbatim inside another listed item too: each item holds
@@ -70,13 +77,15 @@ class Picker:
 
     ``pools`` are each kind's candidates, the first to take last (``take`` pops); ``kinds``
     the priority order; ``packed`` the kinds listed several to a line, in lines of about
-    ``line_chars`` characters."""
+    ``line_chars`` characters; ``holders`` the kinds whose items may hold others (the pieces of
+    the others' are not worth their cost: an id inside an id)."""
 
     def __init__(
         self,
         pools: dict[str, list[str]],
         kinds: Sequence[str],
         packed: Collection[str],
+        holders: Collection[str],
         max_tokens: int,
         estimate_text: TextEstimator,
         line_chars: int = 100,
@@ -85,6 +94,7 @@ class Picker:
         self.kinds = kinds
         self.packed = packed
         self.line_chars = line_chars
+        self.holders = holders
         self.estimate_text = estimate_text
         self.remaining = float(max_tokens)
         self.chosen: dict[str, list[str]] = {kind: [] for kind in kinds}
@@ -118,7 +128,7 @@ class Picker:
                 break
             self.chosen[kind].append(pool.pop())
             self.costs[kind, item] = cost
-            self.cover.add(item)
+            self.cover.add(item, kind not in self.holders)
             spent += cost
         self.remaining -= spent
 
@@ -135,7 +145,7 @@ class Picker:
             kept = []
             for item in self.chosen[kind]:
                 if self.cover.held_elsewhere(item):
-                    self.cover.remove(item)
+                    self.cover.remove(item, kind not in self.holders)
                     self.remaining += self.costs.pop((kind, item))
                     self.held += 1
                     freed = True

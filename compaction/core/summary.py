@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 from compaction.core import ledger, user_words
@@ -186,7 +187,7 @@ def summarize(
     first = replace(first, chunk_count=len(chunks), head=tuple(head))
     folded = _fold(summarizer, first, material, chunks, scrub, config.summary_max_tokens)
     lap("summarize")
-    acted = ledger.acted_on(material.turns) if found else frozenset()
+    acted = partial(ledger.acted_on, material.turns)  # asked when the cap binds
     kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator(), acted)
     # The model's text goes to the database: what no database stores is replaced, not refused.
     words = _user_words(turns, previous_words, config, language)

@@ -49,20 +49,32 @@ def test_the_cover_counts_who_holds_what() -> None:
     assert not cover.held_elsewhere("mod_007") and "mod_007" in cover
 
 
+#: Older ids than a test's own, too many for its cap: the cap binds.
+FILLER = [f"old_{i:04d}" for i in range(1_000)]
+
+
+def test_what_fits_is_listed_whole() -> None:
+    # under the cap nothing is left out: an id inside a path is listed all the same
+    items = fresh(paths=["src/pkg/mod_001.py"], ids=["mod_001"])
+    ledger = build(items, None, 1_000, ESTIMATE)
+    assert ledger.items == items and ledger.held == ledger.dropped == 0
+
+
 def test_an_id_inside_a_listed_path_is_kept_but_not_listed() -> None:
     paths = [f"src/pkg/mod_{i:03d}.py" for i in range(5)]
     ids = [f"mod_{i:03d}" for i in range(5)] + ["job_777"]
-    ledger = build(fresh(paths=paths, ids=ids), None, 1_000, ESTIMATE)
+    ledger = build(fresh(paths=paths, ids=FILLER + ids), None, 300, ESTIMATE)
     assert ledger.items["paths"] == paths
-    assert ledger.items["ids"] == ["job_777"]
-    assert ledger.held == 5 and ledger.dropped == 0
+    assert "job_777" in ledger.items["ids"]
+    assert not set(ids[:5]) & set(ledger.items["ids"])
+    assert ledger.held == 5 and ledger.dropped > 0
     text = render(ledger, "en")
     assert all(item in text for item in paths + ids)
 
 
 def test_a_dir_inside_a_listed_path_is_not_listed_again() -> None:
     paths = ["/repo/src", "/repo/src/app.py", "/repo/docs"]
-    ledger = build(fresh(paths=paths), None, 1_000, ESTIMATE)
+    ledger = build(fresh(paths=paths, ids=FILLER), None, 300, ESTIMATE)
     assert ledger.items["paths"] == ["/repo/src/app.py", "/repo/docs"]
     assert ledger.held == 1
 
@@ -84,7 +96,7 @@ def test_what_the_agent_acted_on_is_listed_first() -> None:
     edited = "src/edit/target.py"
     items = fresh(paths=[edited, *read])  # the edited file is the oldest
     assert edited not in build(items, None, 100, ESTIMATE).items["paths"]
-    ledger = build(items, None, 100, ESTIMATE, acted=frozenset({edited}))
+    ledger = build(items, None, 100, ESTIMATE, acted=lambda: frozenset({edited}))
     assert edited in ledger.items["paths"] and ledger.dropped > 50
 
 
@@ -102,6 +114,7 @@ def test_acted_on_reads_the_calls_arguments_only() -> None:
 def test_single_word_kinds_are_packed_and_read_back() -> None:
     ids = [f"name_{i:04d}" for i in range(60)]
     ledger = build(fresh(ids=ids, values=["$1 200", "2.9.1"]), None, 10_000, ESTIMATE)
+    assert ledger.items["ids"] == ids
     lines = [line for line in render(ledger, "en").splitlines() if line.startswith("- ")]
     assert len(lines) < 60 / 5 + 2  # several ids a line, each value on its own
     assert all(len(line) <= LINE_CHARS + 2 for line in lines)
