@@ -11,10 +11,16 @@ the test runs (no figure written down here):
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from benchmarks.engine import InstantSummarizer
 from benchmarks.reach import sqlite_store, stored
 from benchmarks.survival import GOAL, KINDS, config_for, load, survival
+from compaction import compact_staged
+from compaction.core.ledger import parse
+from compaction.core.receipt import compacted_span, receipt_of
 from tests.fakes import TRANSCRIPT_NAMES
 
 #: The definition each shape reaches the goal by (docs/survival.md).
@@ -73,6 +79,25 @@ def test_nothing_is_reached_where_the_summary_does_not_name_recall() -> None:
         assert done.reached(["anything"]) == 0
     rows = {r.kind: r for r in survival("deerflow_7cfa5f8f")}
     assert rows["paths"].reachable == rows["paths"].kept
+
+
+@pytest.mark.parametrize("shape", ["subagent", "edits"])
+def test_the_overflow_count_and_the_receipt_agree(shape: str) -> None:
+    # the receipt counts an identifier kept when the result holds it verbatim (the ledger's
+    # items held inside a listed one too); the overflow line counts what the ledger neither
+    # lists nor holds: the receipt's missing are among those (the rest are in kept messages)
+    messages = load(f"shape:{shape}")
+    staged = compact_staged(messages, config_for(messages), InstantSummarizer(), reason="manual")
+    result = staged.last
+    receipt = receipt_of(compacted_span(messages, result), result)
+    said = re.search(r"(\d+) more did not fit", result.summary_text)
+    assert said is not None
+    missing = sum(receipt.missing_counts.values())
+    assert 0 < missing <= int(said.group(1))
+    _, ledger = parse(result.summary_text)
+    assert ledger is not None
+    listed = set(ledger.all_items())
+    assert not listed & {i for items in receipt.missing.values() for i in items}
 
 
 def test_the_receipt_span_holds_the_pruned_outputs() -> None:
