@@ -72,6 +72,8 @@ _LINE_KINDS = frozenset({"errors", "commands"})
 PACKED = frozenset({"paths", "urls", "ids"})
 #: The most characters of a packed line (it breaks before the item that would pass it).
 LINE_CHARS = 100
+#: Candidates estimated at once by ``_fits``.
+_BATCH = 512
 #: Kinds whose items may hold another's verbatim (a path holds its directory and ids).
 HOLDERS = frozenset({"errors", "commands", "paths", "urls"})
 #: The kinds ``acted_on`` finds (``identifiers.scan``'s).
@@ -209,11 +211,19 @@ def _acted_last(pools: dict[str, list[str]], acted: AbstractSet[str]) -> None:
 
 
 def _fits(pools: dict[str, list[str]], max_tokens: int, estimate_text: TextEstimator) -> bool:
-    """Whether every candidate surely fits the cap: one estimate of them all joined, plus what
-    each costs beyond its text (``Picker.cost``: a bullet, a packed line's share)."""
-    lines = sum(len(pools[kind]) for kind in KINDS if kind not in PACKED)
-    text = "\n".join(chain.from_iterable(pools.values()))
-    return (estimate_text(text) + 1) * (1 + 2 / LINE_CHARS) + 2 * lines <= max_tokens
+    """Whether every candidate surely fits the cap: the estimate of them joined, plus what each
+    costs beyond its text (``Picker.cost``: a bullet, a packed line's share). Estimated a batch
+    at a time, stopping once past the cap: a long middle holds hundreds of thousands of ids."""
+    spent = 0.0
+    for kind in KINDS:
+        pool, extra = pools[kind], (0 if kind in PACKED else 2)
+        for at in range(0, len(pool), _BATCH):
+            batch = pool[at : at + _BATCH]
+            text = "\n".join(batch)
+            spent += (estimate_text(text) + 1) * (1 + 2 / LINE_CHARS) + extra * len(batch)
+            if spent > max_tokens:
+                return False
+    return True
 
 
 def build(

@@ -66,6 +66,10 @@ class Cover:
     def remove(self, item: str, whole: bool = False) -> None:
         self._counts.subtract({item} if whole else pieces(item))
 
+    def pieces(self) -> set[str]:
+        """Every piece a listed item holds."""
+        return {piece for piece, count in self._counts.items() if count > 0}
+
     def held_elsewhere(self, item: str) -> bool:
         """``item`` (listed) is verbatim inside another listed item too: each item holds
         itself once."""
@@ -157,6 +161,11 @@ class Picker:
     def left(self) -> tuple[int, int]:
         """Of what the pools still hold: how many the cap left out, and how many a listed item
         holds after all (kept, with what ``take`` passed over)."""
-        left = [item for kind in self.kinds for item in self.pools[kind]]
-        held = sum(1 for item in left if item in self.cover)
-        return len(left) - held, self.held + held
+        # One C-level intersection per kind (a pool holds each item once): a long middle leaves
+        # hundreds of thousands of ids in the pools.
+        held_now = self.cover.pieces()
+        left = held = 0
+        for kind in self.kinds:
+            left += len(self.pools[kind])
+            held += len(held_now.intersection(self.pools[kind]))
+        return left - held, self.held + held
