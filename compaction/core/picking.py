@@ -2,78 +2,70 @@
 none that a listed item already holds verbatim.
 
 A directory inside a listed path, an id inside a listed path, URL or command survives inside
-it: listing it again spends the ledger's budget on nothing. ``Cover`` counts, for every piece of
-every listed item, how many listed items hold it, so that "is this held by a listed item?" is one
-dictionary look-up (a middle gives hundreds of thousands of candidates; a substring search of
-the listed text per candidate would cost a scan each).
+it: listing it again spends the ledger's budget on nothing. ``Cover`` keeps every piece of every
+listed item (``pieces``: the forms an id or a path held by another takes), so that "is this
+held by a listed item?" is one set look-up (a middle gives hundreds of thousands of candidates;
+a substring search of the listed text per candidate would cost a scan each).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Collection, Sequence
 
 from compaction.core.tokens import TextEstimator
 
-#: What separates the pieces of a word: anything but a letter or a digit (``_`` too: the id
-#: ``cache_12`` in ``cache_12_test.py``).
-_DELIMITER = re.compile(r"[\W_]")
-#: Delimiters a piece may start with: a path's (``/repo/src``, ``./x``, ``~/x``).
-_LEADING = frozenset("/.~")
-#: The most delimiters a piece spans: a piece is an identifier (an id, a directory), not the
-#: whole of a long URL; bounds the pieces of a word to a multiple of its length.
-MAX_SPAN = 12
+#: Runs of what an id never holds: an id is a whole run of word characters and hyphens
+#: (``compaction/core/identifiers.py``: none runs on from a word character or a hyphen).
+_NOT_ID = re.compile(r"[^\w-]+")
 #: Copies of a packed item estimated together (``Picker.cost``).
 COPIES = 8
+#: Items of a packed kind judged at once (``Picker._take_words``).
+_BATCH = 256
 
 
 def pieces(item: str) -> set[str]:
-    """``item`` and every piece of each of its words that runs from the start of a segment (or
-    the path delimiter before it) to the end of a segment, where segments are what delimiters
-    separate (``/repo/src``, ``repo/src`` and ``cache_12`` in ``/repo/src/cache_12.py``): the
-    forms an identifier held by another takes. Each is a substring of ``item``."""
+    """``item`` and, in each of its words, the forms an identifier held by another takes: each
+    run of word characters and hyphens (an id: ``cache_12`` in ``/repo/src/cache_12.py``), and
+    each part before or after a ``/`` (a directory: ``/repo/src``; a relative path inside an
+    absolute one: ``src/cache_12.py``). Each is a substring of ``item``."""
     out = {item}
     for word in item.split():
-        cuts = [m.start() for m in _DELIMITER.finditer(word)]
-        if not cuts:
+        out.add(word)
+        out.update(_NOT_ID.split(word))
+        if "/" not in word:
             continue
-        ends = [*cuts, len(word)]
-        starts = [0, *(c + 1 for c in cuts)]
-        for i, start in enumerate(starts):
-            firsts = (start, start - 1) if i and word[start - 1] in _LEADING else (start,)
-            for end in ends[i : i + 1 + MAX_SPAN]:
-                for first in firsts:
-                    if end > first:
-                        out.add(word[first:end])
+        at = word.find("/")
+        while at != -1:
+            out.add(word[:at])
+            out.add(word[at:])
+            out.add(word[at + 1 :])
+            at = word.find("/", at + 1)
+    out.discard("")
     return out
 
 
 class Cover:
-    """The pieces of the items listed so far, each with the number of listed items holding it."""
+    """What the holders listed so far hold verbatim: themselves (``listed``) and their proper
+    pieces (``inside``: each shorter than a listed item that holds it).
+
+    Nothing is ever taken out: a holder taken off the list is held by a longer listed one
+    (``Picker.unlist_held``), which holds its pieces too; the longest of such a chain is never
+    inside another, so it stays listed (no two items can take each other off)."""
 
     def __init__(self) -> None:
-        self._counts: Counter[str] = Counter()
+        self.listed: set[str] = set()
+        self.inside: set[str] = set()
 
     def __contains__(self, item: str) -> bool:
-        """``item`` is verbatim inside a listed item (or is one)."""
-        return self._counts.get(item, 0) > 0
+        """``item`` is verbatim in a listed item (or is one)."""
+        return item in self.inside or item in self.listed
 
-    def add(self, item: str, whole: bool = False) -> None:
-        """``item`` listed: its pieces, or itself alone when ``whole`` (an id holds no other)."""
-        self._counts.update({item} if whole else pieces(item))
-
-    def remove(self, item: str, whole: bool = False) -> None:
-        self._counts.subtract({item} if whole else pieces(item))
-
-    def pieces(self) -> set[str]:
-        """Every piece a listed item holds."""
-        return {piece for piece, count in self._counts.items() if count > 0}
-
-    def held_elsewhere(self, item: str) -> bool:
-        """``item`` (listed) is verbatim inside another listed item too: each item holds
-        itself once."""
-        return self._counts.get(item, 0) > 1
+    def add(self, item: str) -> None:
+        found = pieces(item)
+        found.discard(item)
+        self.listed.add(item)
+        self.inside.update(found)
 
 
 class Picker:
@@ -97,12 +89,11 @@ class Picker:
         self.pools = pools
         self.kinds = kinds
         self.packed = packed
-        self.line_chars = line_chars
+        self.per_copy = (1 + 2 / line_chars) / COPIES
         self.holders = holders
         self.estimate_text = estimate_text
         self.remaining = float(max_tokens)
         self.chosen: dict[str, list[str]] = {kind: [] for kind in kinds}
-        self.costs: dict[tuple[str, str], float] = {}
         self.cover = Cover()
         self.held = 0
 
@@ -112,29 +103,75 @@ class Picker:
             # One of many on a line: the item and a space, and its share of the line's "- ".
             # The estimate of several copies, divided back: a per-item estimate's rounding (a
             # quarter of the characters, floored) would miscount a 9-character id by a third.
-            text = (item + " ") * COPIES
-            return self.estimate_text(text) / COPIES * (1 + 2 / self.line_chars)
+            return self.estimate_text((item + " ") * COPIES) * self.per_copy
         return self.estimate_text(item) + 2  # "- " and the newline
 
     def take(self, kind: str, allowance: float) -> None:
         """The newest items of ``kind`` (acted on first) while they fit ``allowance``; an item a
         listed one holds is passed over, kept at no cost."""
-        spent = 0.0
-        pool = self.pools[kind]
+        holds, packed = kind in self.holders, kind in self.packed
+        if packed and not holds:
+            self.remaining -= self._take_words(kind, allowance)
+            return
+        # ``cost`` and ``item in self.cover`` inlined: this runs for every item listed.
+        spent, estimate, per_copy = 0.0, self.estimate_text, self.per_copy
+        pool, chosen, cover = self.pools[kind], self.chosen[kind], self.cover
+        inside, listed = cover.inside, cover.listed
         while pool:
             item = pool[-1]
-            if item in self.cover:
+            if item in inside or item in listed:
                 pool.pop()
                 self.held += 1
                 continue
-            cost = self.cost(kind, item)
+            cost = estimate((item + " ") * COPIES) * per_copy if packed else estimate(item) + 2
             if cost > allowance - spent:
                 break
-            self.chosen[kind].append(pool.pop())
-            self.costs[kind, item] = cost
-            self.cover.add(item, kind not in self.holders)
+            chosen.append(pool.pop())
+            if holds:  # an item of another kind holds nothing (``Picker``)
+                cover.add(item)
             spent += cost
         self.remaining -= spent
+
+    def _take_words(self, kind: str, allowance: float) -> float:
+        """``take`` for a packed kind that holds nothing (ids: thousands of them): the cover does
+        not change while it runs, so a batch of the pool is judged at once, at the estimate of
+        its items joined as they are listed; in the batch that passes the allowance, the most
+        that fit are found by bisection. What it spent."""
+        pool, chosen, cover = self.pools[kind], self.chosen[kind], self.cover
+        spent = 0.0
+        while pool:
+            batch = pool[: -_BATCH - 1 : -1]  # the newest first
+            inside, listed = cover.inside, cover.listed  # ``item in cover``, without a call
+            free = [at for at, i in enumerate(batch) if i not in inside and i not in listed]
+            words = [batch[at] for at in free]
+            fits = self._fitting(words, allowance - spent)
+            end = free[fits] if fits < len(free) else len(batch)  # what is judged: taken or held
+            chosen.extend(words[:fits])
+            self.held += end - fits
+            del pool[len(pool) - end :]
+            spent += self._words_cost(words[:fits])
+            if fits < len(free):
+                break
+        return spent
+
+    def _words_cost(self, words: list[str]) -> float:
+        """The tokens ``words`` (of a packed kind) cost listed: their text and a space each, and
+        the share of the lines' "- "."""
+        return self.estimate_text(" ".join(words) + " ") * self.per_copy * COPIES if words else 0
+
+    def _fitting(self, words: list[str], budget: float) -> int:
+        """How many of ``words``, from the first, fit ``budget`` (an estimate grows with the
+        text: bisection)."""
+        if self._words_cost(words) <= budget:
+            return len(words)
+        low, high = 0, len(words) - 1  # ``low`` fit, ``high + 1`` do not
+        while low < high:
+            mid = (low + high + 1) // 2
+            if self._words_cost(words[:mid]) <= budget:
+                low = mid
+            else:
+                high = mid - 1
+        return low
 
     def fill(self) -> None:
         """The budget left spent on the kinds in priority order."""
@@ -144,13 +181,13 @@ class Picker:
     def unlist_held(self) -> bool:
         """Take off the list the items a later choice holds (an id listed before the path that
         holds it); whether that freed anything."""
-        freed = False
-        for kind in reversed(self.kinds):  # what is held (ids) before what holds it
-            kept = []
+        freed, inside, listed = False, self.cover.inside, self.cover.listed
+        for kind in self.kinds:
+            holds, kept = kind in self.holders, []
             for item in self.chosen[kind]:
-                if self.cover.held_elsewhere(item):
-                    self.cover.remove(item, kind not in self.holders)
-                    self.remaining += self.costs.pop((kind, item))
+                # a holder is in ``listed`` itself: only another's pieces take it off
+                if item in inside or (not holds and item in listed):
+                    self.remaining += self.cost(kind, item)
                     self.held += 1
                     freed = True
                 else:
@@ -163,7 +200,7 @@ class Picker:
         holds after all (kept, with what ``take`` passed over)."""
         # One C-level intersection per kind (a pool holds each item once): a long middle leaves
         # hundreds of thousands of ids in the pools.
-        held_now = self.cover.pieces()
+        held_now = self.cover.inside | self.cover.listed
         left = held = 0
         for kind in self.kinds:
             left += len(self.pools[kind])

@@ -26,27 +26,28 @@ def fresh(**items: list[str]) -> dict[str, list[str]]:
     return {kind: list(items.get(kind, [])) for kind in KINDS}
 
 
-def test_pieces_are_the_substrings_between_delimiters() -> None:
+def test_pieces_are_the_ids_and_the_parts_around_each_slash() -> None:
     found = pieces("/repo/src/cache_12.py")
-    assert {"/repo/src", "repo/src", "src/cache_12.py", "cache_12", "cache", "12", "py"} <= found
-    assert "ache_1" not in found and "repo/s" not in found
+    assert {"/repo", "/repo/src", "src/cache_12.py", "/src/cache_12.py", "cache_12", "py"} <= found
+    assert not found & {"", "cache", "ache_1", "repo/s"}
     assert all(piece in "/repo/src/cache_12.py" for piece in found)
+    assert pieces("https://x.org/runs/8f3e2a1c-5b7d") >= {"8f3e2a1c-5b7d", "runs/8f3e2a1c-5b7d"}
 
 
 def test_pieces_of_a_command_are_taken_word_by_word() -> None:
     found = pieces("git log -- src/a/mod_007.py")
-    assert {"git log -- src/a/mod_007.py", "mod_007", "src/a/mod_007.py"} <= found
+    assert {"git log -- src/a/mod_007.py", "mod_007", "src/a/mod_007.py", "a/mod_007.py"} <= found
     assert "log --" not in found  # no piece spans a space: only the whole item does
 
 
-def test_the_cover_counts_who_holds_what() -> None:
+def test_the_cover_knows_what_the_listed_items_hold() -> None:
     cover = Cover()
     cover.add("src/a/mod_007.py")
-    assert "mod_007" in cover and "mod_008" not in cover
-    cover.add("mod_007")
-    assert cover.held_elsewhere("mod_007") and not cover.held_elsewhere("src/a/mod_007.py")
-    cover.remove("src/a/mod_007.py")
-    assert not cover.held_elsewhere("mod_007") and "mod_007" in cover
+    assert "mod_007" in cover and "src/a/mod_007.py" in cover and "mod_008" not in cover
+    # a listed item is not inside itself: only a longer one that holds it takes it off the list
+    assert "src/a/mod_007.py" not in cover.inside
+    cover.add("/repo/src/a/mod_007.py")
+    assert "src/a/mod_007.py" in cover.inside and "/repo/src" in cover
 
 
 #: Older ids than a test's own, too many for its cap: the cap binds.
