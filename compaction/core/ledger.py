@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import compress
 
-from compaction.core.arguments import readable
 from compaction.core.blocks import blocks
 from compaction.core.identifiers import (
     MAX_ITEM_CHARS,
@@ -67,8 +66,8 @@ TITLES = tuple(lang["title"] for lang in HEADINGS.values())
 #: Kinds taken from whole lines, which may carry white space and carriage returns.
 _LINE_KINDS = frozenset({"errors", "commands"})
 #: Kinds of single words (no white space in any item): listed several to a line, separated by
-#: spaces, which costs a character an item where a bullet of its own costs three (and a line
-#: break that a tokenizer rarely merges); read back by ``parse``.
+#: spaces, which costs a character an item where a bullet of its own costs three; read back
+#: by ``parse``.
 PACKED = frozenset({"paths", "urls", "ids"})
 #: The most characters of a packed line (it breaks before the item that would pass it).
 LINE_CHARS = 100
@@ -76,7 +75,7 @@ LINE_CHARS = 100
 _BATCH = 512
 #: Kinds whose items may hold another's verbatim (a path holds its directory and ids).
 HOLDERS = frozenset({"errors", "commands", "paths", "urls"})
-#: The kinds ``acted_on`` finds (``identifiers.scan``'s).
+#: The kinds ``picking.acted_on`` finds (``identifiers.scan``'s).
 _ACTED_KINDS = frozenset({"paths", "urls", "ids", "values"})
 
 
@@ -176,17 +175,6 @@ def shares(candidates: dict[str, list[str]], max_tokens: int) -> dict[str, int]:
     return {kind: floors[kind] + rest * size // total for kind, size in sizes.items()}
 
 
-def acted_on(turns: Turns) -> frozenset[str]:
-    """The paths, URLs, ids and values of the calls' arguments: what the agent acted on (a file
-    it edited, a page it fetched, an id it passed), listed before what it only read when the
-    cap binds (docs/survival.md)."""
-    texts = dict.fromkeys(
-        readable(c.arguments, turns.escaped.get(c.arguments)) for c in turns.calls
-    )
-    words = list(dict.fromkeys(chain.from_iterable(map(str.split, texts))))
-    return frozenset(chain.from_iterable(scan(words).values())) if words else frozenset()
-
-
 def _candidates(fresh: dict[str, list[str]], previous: Ledger | None) -> dict[str, list[str]]:
     """Per kind, carried-over then fresh items, distinct."""
     candidates: dict[str, list[str]] = {}
@@ -234,8 +222,8 @@ def build(
     acted: Callable[[], AbstractSet[str]] = frozenset,
 ) -> Ledger:
     """Merge carried-over and fresh items (distinct, as ``extract`` gives them): all of them when
-    they fit the cap. Else the newest first, those ``acted`` gives (``acted_on``, asked only
-    then) before the others of their kind; an item that a listed one holds verbatim
+    they fit the cap. Else the newest first, those ``acted`` gives (``picking.acted_on``, asked
+    only then) before the others of their kind; an item that a listed one holds verbatim
     (``compaction/core/picking.py``) is not listed again: it counts as kept (``Ledger.held``),
     not as dropped."""
     pools = _candidates(fresh, previous)

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from itertools import chain
 
+from compaction.core.arguments import readable
+from compaction.core.identifiers import scan
 from compaction.core.tokens import TextEstimator
+from compaction.core.turns import Turns
 
 #: Runs of what an id never holds: an id is a whole run of word characters and hyphens
 #: (``compaction/core/identifiers.py``: none runs on from a word character or a hyphen).
@@ -43,6 +47,17 @@ def pieces(item: str) -> set[str]:
             at = word.find("/", at + 1)
     out.discard("")
     return out
+
+
+def acted_on(turns: Turns) -> frozenset[str]:
+    """The paths, URLs, ids and values of the calls' arguments: what the agent acted on (a file
+    it edited, a page it fetched, an id it passed), listed before what it only read when the
+    cap binds (docs/survival.md)."""
+    texts = dict.fromkeys(
+        readable(c.arguments, turns.escaped.get(c.arguments)) for c in turns.calls
+    )
+    words = list(dict.fromkeys(chain.from_iterable(map(str.split, texts))))
+    return frozenset(chain.from_iterable(scan(words).values())) if words else frozenset()
 
 
 class Cover:

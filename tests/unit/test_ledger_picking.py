@@ -9,12 +9,11 @@ from compaction.core.ledger import (
     KINDS,
     LINE_CHARS,
     Ledger,
-    acted_on,
     build,
     parse,
     render,
 )
-from compaction.core.picking import Cover, pieces
+from compaction.core.picking import Cover, acted_on, pieces
 from compaction.core.tokens import text_estimator
 from compaction.core.turns import Turns
 from tests.unit.builders import assistant, call, tool, user
