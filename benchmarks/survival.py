@@ -4,9 +4,12 @@
 
 Per shared transcript and per kind (paths, commands, errors, URLs, ids): the identifiers of the
 compacted span, found by the reference extractor below, and the share of them that appears
-verbatim in the compacted output (the summary message with its ledger, and the kept messages).
-The summarizer writes nothing useful, so only the ledger keeps them. The reference is defined
-here, independently of ``compaction.core.identifiers``, so the figure is not circular.
+verbatim in the compacted output (the summary message with its ledger, and the kept messages):
+the issue's definition. Beside it, never instead, the share *reachable*: verbatim, or found by
+one recall against the stored originals where the summary says the rest did not fit
+(``benchmarks/reach.py``). The summarizer writes nothing useful, so only the ledger keeps them.
+The reference is defined here, independently of ``compaction.core.identifiers``, so the figure
+is not circular.
 """
 
 from __future__ import annotations
@@ -16,26 +19,26 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from benchmarks import shapes
-from benchmarks.engine import TRANSCRIPTS, InstantSummarizer, load_transcript, window_for
-from compaction import (
-    CompactionConfig,
-    Summarizer,
-    compact,
-    compact_loop,
-    compact_staged,
-    first_stage,
-)
+from benchmarks.engine import TRANSCRIPTS, load_transcript, window_for
+from benchmarks.reach import sqlite_store, stored
+from compaction import CompactionConfig, Summarizer, compact, compact_loop, first_stage
 from compaction.core.engine import CompactionResult
 from compaction.core.messages import Message
 from compaction.core.receipt import compacted_span
+from compaction.store import Store
 
 KINDS = ("paths", "commands", "errors", "urls", "ids")
 SPANS = {
     "middle": "what the stages summarized (the survival benchmark's definition)",
     "receipt": "the summarized middle and the tool outputs phase 1 pruned (the receipt's)",
+}
+DEFINITIONS = {
+    "verbatim": "in the compacted output verbatim (the issue's definition)",
+    "reachable": "verbatim, or one recall of it finds it where the summary names recall",
 }
 GOAL = 0.95
 #: Longer items are not identifiers a reader copies (the ledger's cap per item).
@@ -139,10 +142,22 @@ class Row:
     found: int
     kept: int
     missing: tuple[str, ...] = ()
+    #: kept, plus the missing ones one recall reaches (``benchmarks/reach.py``)
+    reachable: int = 0
 
     @property
     def share(self) -> float:
         return self.kept / self.found if self.found else 1.0
+
+    @property
+    def reach(self) -> float:
+        return self.reachable / self.found if self.found else 1.0
+
+    def by(self, definition: str) -> tuple[int, float]:
+        """The count and share kept by ``definition`` (``DEFINITIONS``)."""
+        if definition == "reachable":
+            return self.reachable, self.reach
+        return self.kept, self.share
 
 
 def _middle(messages: list[Message], result: CompactionResult) -> list[Message]:
@@ -150,29 +165,43 @@ def _middle(messages: list[Message], result: CompactionResult) -> list[Message]:
     return messages[start:end]
 
 
-def survival(name: str, ledger_max_tokens: int | None = None, span: str = "middle") -> list[Row]:
+def survival(
+    name: str,
+    ledger_max_tokens: int | None = None,
+    span: str = "middle",
+    store: Store | None = None,
+) -> list[Row]:
     """One row per kind for ``name`` (a shared transcript, or ``shape:<name>`` of
-    ``benchmarks.shapes``), compacted as the worker does it (``compact_staged``): the loop stage
-    follows when the history alone leaves the session over its threshold, so a research agent's
-    tool loop (deerflow) is part of the compacted span. ``span="middle"`` counts what the stages
+    ``benchmarks.shapes``), stored in ``store`` (a new temporary SQLite one when ``None``) and
+    compacted as the worker does it (``compact_staged``): the loop stage follows when the
+    history alone leaves the session over its threshold, so a research agent's tool loop
+    (deerflow) is part of the compacted span. ``span="middle"`` counts what the stages
     summarized (this benchmark's definition); ``span="receipt"`` adds the tool outputs phase 1
     pruned outside it (the receipt's, ``compaction/core/receipt.py``)."""
+    with ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(sqlite_store())
+        return _rows(name, ledger_max_tokens, span, store)
+
+
+def _rows(name: str, ledger_max_tokens: int | None, span: str, store: Store) -> list[Row]:
     messages = load(name)
     cap = {} if ledger_max_tokens is None else {"ledger_max_tokens": ledger_max_tokens}
-    config = config_for(messages, **cap)
-    staged = compact_staged(messages, config, InstantSummarizer(), reason="manual")
+    done = stored(store, messages, config_for(messages, **cap))
     spans: list[Message] = []
-    before = messages
-    for result in (staged.history, staged.loop):
+    before = done.messages
+    for result in (done.staged.history, done.staged.loop):
         if result is None:
             continue
         spans += compacted_span(before, result) if span == "receipt" else _middle(before, result)
         before = result.messages  # the loop's indexes are in what the history stage left
-    output = "\n".join(m.content for m in staged.messages)
+    output = "\n".join(m.content for m in done.staged.messages)
     rows = []
     for kind, wanted in identifiers(spans).items():
         missing = sorted(i for i in wanted if i not in output)
-        rows.append(Row(name, kind, len(wanted), len(wanted) - len(missing), tuple(missing)))
+        kept = len(wanted) - len(missing)
+        reached = kept + done.reached(missing)
+        rows.append(Row(name, kind, len(wanted), kept, tuple(missing), reached))
     return rows
 
 
@@ -192,13 +221,15 @@ def names() -> list[str]:
 
 
 def rows(ledger_max_tokens: int | None = None, span: str = "middle") -> list[Row]:
-    """Every transcript's and shape's rows; under the config's ledger cap, or
-    ``ledger_max_tokens``."""
-    return [row for name in names() for row in survival(name, ledger_max_tokens, span)]
+    """Every transcript's and shape's rows (one temporary store for them all); under the
+    config's ledger cap, or ``ledger_max_tokens``."""
+    with sqlite_store() as store:
+        return [row for name in names() for row in survival(name, ledger_max_tokens, span, store)]
 
 
-def table(all_rows: Sequence[Row]) -> list[str]:
-    """Transcript x kind: kept/found and the share; a kind under the goal is marked."""
+def table(all_rows: Sequence[Row], definition: str = "verbatim") -> list[str]:
+    """Transcript x kind: kept/found by ``definition`` and the share; a kind under the goal is
+    marked."""
     lines = [f"{'transcript':34} " + " ".join(f"{kind:>18}" for kind in KINDS)]
     by_name: dict[str, dict[str, Row]] = {}
     for row in all_rows:
@@ -206,17 +237,19 @@ def table(all_rows: Sequence[Row]) -> list[str]:
     for name, kinds in by_name.items():
         cells = []
         for kind in KINDS:
-            row = kinds[kind]
-            mark = " " if row.share >= GOAL else "!"
-            cells.append(f"{row.kept:>5}/{row.found:<5} {row.share:6.1%}{mark}")
+            kept, share = kinds[kind].by(definition)
+            mark = " " if share >= GOAL else "!"
+            cells.append(f"{kept:>5}/{kinds[kind].found:<5} {share:6.1%}{mark}")
         lines.append(f"{name:34} " + " ".join(f"{cell:>18}" for cell in cells))
     lines.append(f"goal: >= {GOAL:.0%} of every kind on every transcript (! marks a miss)")
     return lines
 
 
-def markdown(middle: Sequence[Row], receipt: Sequence[Row]) -> list[str]:
-    """docs/survival.md's table: per transcript and kind, kept/found by the middle's definition,
-    then by the receipt's where it differs; a cell under the goal in bold."""
+def markdown(
+    middle: Sequence[Row], receipt: Sequence[Row], definition: str = "verbatim"
+) -> list[str]:
+    """docs/survival.md's table by ``definition``: per transcript and kind, kept/found by the
+    middle's span, then by the receipt's where it differs; a cell under the goal in bold."""
     by_key = {(r.transcript, r.kind): r for r in receipt}
     lines = ["| transcript | " + " | ".join(KINDS) + " |", "|---" + "|---:" * len(KINDS) + "|"]
     names = list(dict.fromkeys(r.transcript for r in middle))
@@ -224,17 +257,18 @@ def markdown(middle: Sequence[Row], receipt: Sequence[Row]) -> list[str]:
         cells = []
         for row in (r for r in middle if r.transcript == name):
             other = by_key[(name, row.kind)]
-            cell = _cell(row)
-            if (other.kept, other.found) != (row.kept, row.found):
-                cell += f" · {_cell(other)}"
+            cell = _cell(row, definition)
+            if (other.by(definition)[0], other.found) != (row.by(definition)[0], row.found):
+                cell += f" · {_cell(other, definition)}"
             cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _cell(row: Row) -> str:
-    text = f"{row.kept}/{row.found}" + (f" ({row.share:.1%})" if row.share < 1 else "")
-    return text if row.share >= GOAL else f"**{text}**"
+def _cell(row: Row, definition: str) -> str:
+    kept, share = row.by(definition)
+    text = f"{kept}/{row.found}" + (f" ({share:.1%})" if share < 1 else "")
+    return text if share >= GOAL else f"**{text}**"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,17 +283,23 @@ def main(argv: list[str] | None = None) -> int:
         help="what counts as compacted: the summarized middle, or with the pruned outputs too",
     )
     parser.add_argument(
-        "--markdown", action="store_true", help="one table, both definitions (docs/survival.md)"
+        "--markdown",
+        action="store_true",
+        help="a table per definition, both spans in each (docs/survival.md)",
     )
     args = parser.parse_args(argv)
     print(f"$ python -m benchmarks.survival {' '.join(argv or sys.argv[1:])}".rstrip())
     if args.markdown:
         middle, receipt = rows(args.ledger_max_tokens), rows(args.ledger_max_tokens, "receipt")
-        print("\n".join(markdown(middle, receipt)))
+        for definition, meaning in DEFINITIONS.items():
+            print(f"\n{definition}: {meaning}\n")
+            print("\n".join(markdown(middle, receipt, definition)))
         return 0
     for span in ("middle", "receipt") if args.span == "both" else (args.span,):
-        print(f"\nspan: {SPANS[span]}")
-        print("\n".join(table(rows(args.ledger_max_tokens, span))))
+        found = rows(args.ledger_max_tokens, span)
+        for definition, meaning in DEFINITIONS.items():
+            print(f"\nspan: {SPANS[span]}\ndefinition: {meaning}")
+            print("\n".join(table(found, definition)))
     return 0
 
 

@@ -235,10 +235,14 @@ def _kept(words: Sequence[str], raw: bytes, delete: bytes) -> list[str]:
 def _url(url: str) -> str:
     """A URL without the punctuation of the sentence around it: a trailing ``)`` closes a
     parenthesis only when the URL opened one (``(see https://x.org/a)``, but
-    ``https://en.wikipedia.org/wiki/Go_(game)``)."""
+    ``https://en.wikipedia.org/wiki/Go_(game)``); one too long to list, without its query."""
     url = url.rstrip(_URL_END)
     while url.endswith(")") and url.count(")") > url.count("("):
         url = url[:-1].rstrip(_URL_END)
+    if len(url) > MAX_ITEM_CHARS:
+        # Too long to list, mostly for its query (tracking parameters): the page's address is
+        # the identifier, and it holds the path a URL's text also gives (docs/survival.md).
+        url = url.split("?", 1)[0]
     return url
 
 

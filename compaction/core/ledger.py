@@ -9,8 +9,10 @@ back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import compress
 
 from compaction.core.blocks import blocks
 from compaction.core.identifiers import (
@@ -21,6 +23,7 @@ from compaction.core.identifiers import (
     scan,
 )
 from compaction.core.messages import Message
+from compaction.core.picking import Picker
 from compaction.core.redact import Rules, Secrets, redact_many, rules_for
 from compaction.core.storable import storable
 from compaction.core.tokens import TextEstimator
@@ -62,14 +65,28 @@ TITLES = tuple(lang["title"] for lang in HEADINGS.values())
 
 #: Kinds taken from whole lines, which may carry white space and carriage returns.
 _LINE_KINDS = frozenset({"errors", "commands"})
+#: Kinds of single words (no white space in any item): listed several to a line, separated by
+#: spaces, which costs a character an item where a bullet of its own costs three; read back
+#: by ``parse``.
+PACKED = frozenset({"paths", "urls", "ids"})
+#: The most characters of a packed line (it breaks before the item that would pass it).
+LINE_CHARS = 100
+#: Candidates estimated at once by ``_fits``.
+_BATCH = 512
+#: Kinds whose items may hold another's verbatim (a path holds its directory and ids).
+HOLDERS = frozenset({"errors", "commands", "paths", "urls"})
+#: The kinds ``picking.acted_on`` finds (``identifiers.scan``'s).
+_ACTED_KINDS = frozenset({"paths", "urls", "ids", "values"})
 
 
 @dataclass
 class Ledger:
-    """Items by kind, oldest first; ``dropped`` counts what the token cap left out."""
+    """Items by kind, oldest first; ``dropped`` counts what the token cap left out, ``held``
+    the items not listed because a listed item holds them verbatim (kept all the same)."""
 
     items: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
     dropped: int = 0
+    held: int = 0
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.items.values())
@@ -158,15 +175,8 @@ def shares(candidates: dict[str, list[str]], max_tokens: int) -> dict[str, int]:
     return {kind: floors[kind] + rest * size // total for kind, size in sizes.items()}
 
 
-def build(
-    fresh: dict[str, list[str]],
-    previous: Ledger | None,
-    max_tokens: int,
-    estimate_text: TextEstimator,
-) -> Ledger:
-    """Merge carried-over and fresh items (distinct, as ``extract`` gives them), newest kept
-    first when the cap binds."""
-    ledger = Ledger()
+def _candidates(fresh: dict[str, list[str]], previous: Ledger | None) -> dict[str, list[str]]:
+    """Per kind, carried-over then fresh items, distinct."""
     candidates: dict[str, list[str]] = {}
     for kind in KINDS:
         carried = dict.fromkeys(previous.items[kind] if previous else [])
@@ -174,27 +184,63 @@ def build(
         # hundreds of thousands of ids.
         new = fresh.get(kind, [])
         candidates[kind] = [*carried, *(i for i in new if i not in carried)] if carried else [*new]
-    chosen: dict[str, list[str]] = {kind: [] for kind in KINDS}
-    remaining = max_tokens
+    return candidates
 
-    def take(kind: str, allowance: int) -> int:
-        spent = 0
-        pool = candidates[kind]
-        while pool:
-            cost = estimate_text(pool[-1]) + 2
-            if cost > allowance - spent:
-                break
-            chosen[kind].append(pool.pop())
-            spent += cost
-        return spent
 
-    for kind, allowance in shares(candidates, max_tokens).items():
-        remaining -= take(kind, allowance)
-    for kind in KINDS:  # leftovers go to the kinds in priority order
-        remaining -= take(kind, remaining)
+def _acted_last(pools: dict[str, list[str]], acted: AbstractSet[str]) -> None:
+    """Move the items acted on to the end of their pools, where ``Picker.take`` starts (each
+    part keeps its order: the newest first)."""
+    for kind in _ACTED_KINDS if acted else ():
+        first = [item in acted for item in pools[kind]]
+        pools[kind] = [
+            *compress(pools[kind], [not f for f in first]),
+            *compress(pools[kind], first),
+        ]
+
+
+def _fits(pools: dict[str, list[str]], max_tokens: int, estimate_text: TextEstimator) -> bool:
+    """Whether every candidate surely fits the cap: the estimate of them joined, plus what each
+    costs beyond its text (``Picker.cost``: a bullet, a packed line's share). Estimated a batch
+    at a time, stopping once past the cap: a long middle holds hundreds of thousands of ids."""
+    spent = 0.0
     for kind in KINDS:
-        ledger.items[kind] = chosen[kind][::-1]
-        ledger.dropped += len(candidates[kind])
+        pool, extra = pools[kind], (0 if kind in PACKED else 2)
+        for at in range(0, len(pool), _BATCH):
+            batch = pool[at : at + _BATCH]
+            text = "\n".join(batch)
+            spent += (estimate_text(text) + 1) * (1 + 2 / LINE_CHARS) + extra * len(batch)
+            if spent > max_tokens:
+                return False
+    return True
+
+
+def build(
+    fresh: dict[str, list[str]],
+    previous: Ledger | None,
+    max_tokens: int,
+    estimate_text: TextEstimator,
+    acted: Callable[[], AbstractSet[str]] = frozenset,
+) -> Ledger:
+    """Merge carried-over and fresh items (distinct, as ``extract`` gives them): all of them when
+    they fit the cap. Else the newest first, those ``acted`` gives (``picking.acted_on``, asked
+    only then) before the others of their kind; an item that a listed one holds verbatim
+    (``compaction/core/picking.py``) is not listed again: it counts as kept (``Ledger.held``),
+    not as dropped."""
+    pools = _candidates(fresh, previous)
+    ledger = Ledger()
+    if _fits(pools, max_tokens, estimate_text):
+        ledger.items = pools
+        return ledger
+    _acted_last(pools, acted())
+    picker = Picker(pools, KINDS, PACKED, HOLDERS, max_tokens, estimate_text, LINE_CHARS)
+    for kind, allowance in shares(picker.pools, max_tokens).items():
+        picker.take(kind, allowance)
+    picker.fill()
+    if picker.unlist_held():  # spend again what the items held elsewhere had taken
+        picker.fill()
+    for kind in KINDS:
+        ledger.items[kind] = picker.chosen[kind][::-1]
+    ledger.dropped, ledger.held = picker.left()
     return ledger
 
 
@@ -224,12 +270,28 @@ def render(ledger: Ledger, language: str) -> str:
     for kind in KINDS:
         if ledger.items[kind]:
             lines.append(headings[kind])
-            lines.extend(f"- {item}" for item in ledger.items[kind])
+            lines.extend(_lines(kind, ledger.items[kind]))
     if ledger.dropped:  # the originals stay in the database: say how to reach them
         lines.append(overflow_line(ledger.dropped, language))
     # Decoded arguments (a \u0000 escape) and rows stored before the appends checked them
     # may hold what the database refuses.
     return storable("\n".join(lines))
+
+
+def _lines(kind: str, items: list[str]) -> list[str]:
+    """A kind's bullets: one item each, or for a ``PACKED`` kind as many as ``LINE_CHARS``
+    allows."""
+    if kind not in PACKED:
+        return [f"- {item}" for item in items]
+    lines: list[list[str]] = []
+    width = LINE_CHARS
+    for item in items:
+        if width + 1 + len(item) > LINE_CHARS:
+            lines.append([])
+            width = -1
+        lines[-1].append(item)
+        width += 1 + len(item)
+    return ["- " + " ".join(line) for line in lines]
 
 
 def parse(summary: str) -> tuple[str, Ledger | None]:
@@ -243,6 +305,8 @@ def parse(summary: str) -> tuple[str, Ledger | None]:
         for line in section.splitlines():
             if line.startswith("### "):
                 kind = _KIND_BY_HEADING.get(line.strip())
+            elif line.startswith("- ") and kind in PACKED:  # one item a line before issue 24
+                ledger.items[kind].extend(line[2:].split())
             elif line.startswith("- ") and kind is not None:
                 ledger.items[kind].append(line[2:])
         return body, ledger

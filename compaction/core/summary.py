@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 from compaction.core import ledger, user_words
@@ -21,6 +22,7 @@ from compaction.core.chunks import Chunk, fit, plan
 from compaction.core.config import CompactionConfig
 from compaction.core.errors import SummaryTooLong, SummaryTooShort
 from compaction.core.messages import Message
+from compaction.core.picking import acted_on
 from compaction.core.prompts import HISTORY, Language, PromptSet
 from compaction.core.prompts_loop import LOOP, is_loop_summary
 from compaction.core.redact import Rules, Secrets, redact, redact_many, rules_for
@@ -186,7 +188,8 @@ def summarize(
     first = replace(first, chunk_count=len(chunks), head=tuple(head))
     folded = _fold(summarizer, first, material, chunks, scrub, config.summary_max_tokens)
     lap("summarize")
-    kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator())
+    acted = partial(acted_on, material.turns)  # asked when the cap binds
+    kept = ledger.build(found, previous_ledger, config.ledger_max_tokens, config.estimator(), acted)
     # The model's text goes to the database: what no database stores is replaced, not refused.
     words = _user_words(turns, previous_words, config, language)
     parts = [prompts.prefix[language], storable(folded.body), ledger.render(kept, language), words]

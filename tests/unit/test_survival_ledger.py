@@ -10,7 +10,7 @@ from compaction.core.receipt import compacted_span
 from compaction.core.tokens import text_estimator
 from tests.fakes import FakeSummarizer, load_transcript
 from tests.invariants import new_problems
-from tests.unit.builders import assistant, system, user
+from tests.unit.builders import assistant, system, tool, user
 
 estimate_text = text_estimator()
 
@@ -94,3 +94,18 @@ def test_a_system_message_the_engine_made_mid_thread_is_a_problem() -> None:
     assert new_problems(before, [user("a"), system(), user("c")]) != []
     inherited = [user("a"), system(), user("c")]
     assert new_problems(inherited, inherited) == []
+
+
+# ------------------------------------------------------------------ a URL too long to list
+
+
+def test_a_url_too_long_to_list_is_listed_without_its_query() -> None:
+    # deerflow_7cfa5f8f: a 334-character link whose query carries tracking parameters; its path
+    # was left out as part of a URL, and the URL for its length: neither was listed
+    page = "https://finance.example.com/news/chip-surge-100846509.html"
+    long_url = page + "?guccounter=1&guce_referrer=" + "a" * 300
+    found = extract([tool(f"gains of [200 percent]({long_url}) in a day")])
+    assert found["urls"] == [page]
+    assert found["paths"] == []  # inside the listed URL
+    short = page + "?id=7"
+    assert extract([tool(f"see {short} now")])["urls"] == [short]  # a query that fits stays
