@@ -148,6 +148,23 @@ def _replace_middle(
     return summary_id, removed
 
 
+# Kept tool rows of the tail marked pruned, built once like the statements above (a statement
+# built per call costs its construction and its cache key on every write).
+_MARK_PRUNED = (
+    update(MessageRow)
+    .where(
+        MessageRow.session_id == bindparam("b_session"),
+        MessageRow.id.in_(bindparam("b_ids", expanding=True)),
+        MessageRow.role == "tool",
+        MessageRow.compacted_at.is_(None),
+        MessageRow.pruned_at.is_(None),
+        MessageRow.pinned.is_(False),  # docs/architecture.md, "Pins"
+        MessageRow.seq > bindparam("b_after"),
+    )
+    .values(pruned_at=bindparam("b_now"), pruned_run_id=bindparam("b_run"))
+)
+
+
 def _mark_pruned(
     conn: Connection,
     session_id: str,
@@ -159,21 +176,11 @@ def _mark_pruned(
     """Mark kept tool rows pruned; only rows after ``after_seq`` (the tail) qualify."""
     ids = list(dict.fromkeys(pruned_ids))
     marked = 0
+    params = {"b_session": session_id, "b_after": after_seq, "b_now": now, "b_run": run_id}
     for start in range(0, len(ids), ID_CHUNK):
-        result = conn.execute(
-            update(MessageRow)
-            .where(
-                MessageRow.session_id == session_id,
-                MessageRow.id.in_(ids[start : start + ID_CHUNK]),
-                MessageRow.role == "tool",
-                MessageRow.compacted_at.is_(None),
-                MessageRow.pruned_at.is_(None),
-                MessageRow.pinned.is_(False),  # docs/architecture.md, "Pins"
-                MessageRow.seq > after_seq,
-            )
-            .values(pruned_at=now, pruned_run_id=run_id)
-        )
-        marked += result.rowcount
+        marked += conn.execute(
+            _MARK_PRUNED, {**params, "b_ids": ids[start : start + ID_CHUNK]}
+        ).rowcount
     if marked != len(ids):
         raise InvalidRequest(
             f"{len(ids) - marked} of the pruned ids are not visible unpinned tool rows in the "
