@@ -30,7 +30,7 @@ from benchmarks.engine import load_transcript as load
 from benchmarks.floor import floor_load
 from benchmarks.processes import REDIS_URL, wait_for_workers, worker_env
 from benchmarks.store import libpq_url, sessions
-from benchmarks.timed_worker import timings_key
+from benchmarks.timed_worker import SQL_TIMERS, timings_key
 from compaction import CompactionConfig, compact, compact_staged
 from compaction.core.contract import CompactionDone, CompactionRequested, is_final, parse_event
 from compaction.service.keys import events_channel
@@ -87,11 +87,13 @@ def workload(store: Store, repeat: int, window: int | None = None) -> Workload:
     return Workload(window, ours, floors, wide, result.summary_text, done_event)
 
 
-def overhead(store: Store, url: str, repeat: int, window: int | None = None) -> None:
+def overhead(
+    store: Store, url: str, repeat: int, window: int | None = None, sql: bool = False
+) -> None:
     work = workload(store, repeat, window)
     namespace = RedisNamespace.fresh(REDIS_URL, tag="bench")
     with scoped(namespace) as client, psycopg.connect(libpq_url(url), autocommit=True) as conn:
-        records = measured_jobs(client, conn, namespace, url, work)
+        records = measured_jobs(client, conn, namespace, url, work, sql)
     report(records)
 
 
@@ -101,11 +103,13 @@ def measured_jobs(
     namespace: RedisNamespace,
     url: str,
     work: Workload,
+    sql: bool = False,
 ) -> list[Record]:
     """Each session's job through the instrumented worker; the timings of all but the first
     ``WARM_UP``, with the end to end time, the queue hop and the floor measured right after the
     job (the machine is shared: a floor measured apart would see another load)."""
-    process = start([sys.executable, "-m", "benchmarks.timed_worker"], worker_env(url, namespace))
+    env = worker_env(url, namespace, **({SQL_TIMERS: "1"} if sql else {}))
+    process = start([sys.executable, "-m", "benchmarks.timed_worker"], env)
     records: list[Record] = []
     try:
         wait_for_workers(client, namespace.queue, 1, process)
@@ -256,6 +260,11 @@ def report(records: list[Record]) -> None:
         ((med(k), k.removeprefix("store.")) for k in records[0] if k.startswith("store.")),
         reverse=True,
     )
+    statements = sorted(((med(k), k[4:]) for k in records[0] if k.startswith("sql.")), reverse=True)
+    if statements:  # --sql: each statement's own time (also in its phase's)
+        print(
+            "   SQL by statement (median ms): " + ", ".join(f"{n} {ms:.2f}" for ms, n in statements)
+        )
     print("   store by call (median ms): " + ", ".join(f"{n} {ms:.1f}" for ms, n in details))
     hops = sorted(r["hop"] * 1000 for r in records)
     print(

@@ -1,14 +1,15 @@
 """The worker process of ``benchmarks/overhead.py``: the real job on a ``SimpleWorker``, with a
 ``Runtime`` whose ``client_factory`` answers instantly in-process and timers around each phase
 of the run: the load, the decision, each stage of the core (and its own phases), the announce,
-the receipt, the write, the publishes, every other store call. Each job pushes its timings to
-``timings_key(prefix)``.
+the receipt, the write, the publishes, every other store call (and, with ``SQL_TIMERS`` set,
+each SQL statement). Each job pushes its timings to ``timings_key(prefix)``.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
+from sqlalchemy import event
 
 import compaction.worker.jobs as jobs
 import compaction.worker.pipeline as pipeline
@@ -135,12 +137,45 @@ class TimedStore:
         return self._timers.timed(phase, attribute, f"store.{name}")
 
 
+#: set (by ``python -m benchmarks.worker --sql``): each SQL statement's time, as ``sql.<label>``
+SQL_TIMERS = "COMPACTION_BENCH_SQL"
+
+
+def statement_label(statement: str) -> str:
+    """A statement's kind, its table and what it sets or inserts first: ``UPDATE message SET
+    compacted_at``, ``INSERT INTO message (event)`` (a row with metadata), ``WITH reserved``."""
+    words = statement.split()
+    label = " ".join(words[:4]).split("=")[0].split("(")[0].strip()
+    if words[:3] == ["INSERT", "INTO", "message"]:
+        label += " (event)" if "metadata" in statement.split(")")[0] else " (summary)"
+    return label
+
+
+def time_statements(store: Store, timers: Timers) -> None:
+    """Each statement the store's engine runs, timed on its own (``sql.<label>``); not nested
+    in the timers' phases: a statement's time is also its phase's."""
+    engine = store.factory.kw["bind"]
+    started: list[float] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _before(*_: Any) -> None:
+        started.append(time.perf_counter())
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _after(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seconds = time.perf_counter() - started.pop()
+        if not timers.done:  # as the phases: what runs after the final event is apart
+            timers.seconds[f"sql.{statement_label(statement)}"] += seconds
+
+
 def instrument(timers: Timers) -> Runtime:
     """The runtime from the environment's settings, with the instant client and the timers
     around the store (the session contexts' reads too), the publisher, each phase of the
     pipeline and each stage of the core."""
     runtime = Runtime.from_settings(Settings())
     runtime.client_factory = lambda channel: InstantClient(channel.model, timers)
+    if os.environ.get(SQL_TIMERS):
+        time_statements(runtime.store, timers)
     runtime.store = TimedStore(runtime.store, timers)  # type: ignore[assignment]
     runtime.contexts.store = runtime.store
     publish = runtime.publisher.publish

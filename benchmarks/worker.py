@@ -2,7 +2,7 @@
 job, and scale-out over worker processes.
 
     python -m benchmarks.worker [--repeat N] [--workers 1,4,16,32] [--jobs 20,50,200,200]
-                                [--skip-scale] [--window N]
+                                [--skip-scale] [--window N] [--sql]
 
 1. Overhead (``benchmarks/overhead.py``). The largest shared transcript
    (``cc_spotter_ae4a77f8``) in a PostgreSQL-backed store, compacted by ``/compact`` under the
@@ -23,7 +23,8 @@ job, and scale-out over worker processes.
    (session, agent, history), the decision (estimates, skip rules, first stage), the core and
    its phases, the announce ("compacting…" row), the write, the publishes up to the final
    ``compaction_done``, and the rest (lock, pending key, in-flight record, RQ); what runs after
-   that (``token_update``, the lock's release) is given apart. Medians of ``--repeat`` jobs.
+   that (``token_update``, the lock's release) is given apart; with ``--sql``, each SQL statement
+   the worker's store runs, timed on its own. Medians of ``--repeat`` jobs.
 2. RQ's per-job cost for a no-op job, ``SimpleWorker`` against the forking ``Worker``, in a
    process that has imported and built what ``compaction worker`` does (DESIGN: ~4 ms, ~23 ms).
 3. Scale-out (``benchmarks/scale.py``). Sessions holding ``msa_deepseek-chat_pydicom-1139``,
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", default="20,50,200,200", help="jobs per worker count")
     parser.add_argument("--skip-scale", action="store_true", help="skip part 3")
     parser.add_argument("--window", type=int, help="part 1's context window (30000: two stages)")
+    parser.add_argument("--sql", action="store_true", help="part 1: each SQL statement's time")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.workers.split(",") if n.strip()]
     jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     with migrated_store() as (url, store):
         print(versions(url))
         add_instant_channel(store)
-        overhead(store, url, args.repeat, args.window)
+        overhead(store, url, args.repeat, args.window, args.sql)
         noop_overhead(url, args.noop_jobs)
         if not args.skip_scale:
             scale_out(store, url, counts, jobs)

@@ -11,19 +11,18 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, insert, select, update
 
 from compaction.core.errors import InvalidRequest, LockLost, SessionNotFound
-from compaction.store.db import Repository, write_session
+from compaction.store.db import Repository, read_connection, write_session
+from compaction.store.event_rows import INSERT_MESSAGE, event_row, event_row_alone, event_values
 from compaction.store.history import not_event
 from compaction.store.models import Base, ChatSession, utcnow
 from compaction.store.models import Message as MessageRow
 from compaction.store.records import (
-    EVENT_TYPE,
     AppliedCompaction,
     CompactionWrite,
     FailedRun,
     RunOrigin,
     SummaryWrite,
 )
-from compaction.store.sessions import reserve_seqs
 
 #: a step of the write's own transaction, after it (``Compactions.apply_compaction``)
 Then = Callable[[Connection, AppliedCompaction], None]
@@ -96,9 +95,7 @@ _PINNED_IN_RANGE = select(MessageRow.id).where(
 # Core, not the unit of work: these rows are written once and never loaded as objects. The
 # statements are built once and the values bound at execution (columns by their table names:
 # ``metadata``, not the model's ``meta``); building them per row cost more than sending them.
-_MESSAGES = Base.metadata.tables["message"]
 _RUNS = Base.metadata.tables["compaction_run"]
-_INSERT_MESSAGE = insert(_MESSAGES).returning(_MESSAGES.c.id)
 _INSERT_RUN = insert(_RUNS).returning(_RUNS.c.id)
 
 
@@ -115,26 +112,6 @@ def _insert_run(conn: Connection, origin: RunOrigin, values: dict[str, Any]) -> 
     return int(conn.execute(_INSERT_RUN, row).scalar_one())
 
 
-def _event_row(
-    conn: Connection,
-    session_id: str,
-    event: str,
-    text: str,
-    payload: dict[str, Any],
-    seq: int | None = None,
-) -> int:
-    """A compaction-event row; ``seq`` when one was reserved already."""
-    values = {
-        "session_id": session_id,
-        "seq": reserve_seqs(conn, session_id, 1) if seq is None else seq,
-        "seq_minor": 0,
-        "role": "system",
-        "content": text,
-        "metadata": {"systemType": EVENT_TYPE, "event": event, **payload},
-    }
-    return int(conn.execute(_INSERT_MESSAGE, values).scalar_one())
-
-
 def _replace_middle(
     conn: Connection, session_id: str, summary: SummaryWrite, version: int, now: datetime
 ) -> tuple[int, int]:
@@ -146,7 +123,7 @@ def _replace_middle(
     kept = {"b_kept": list(summary.kept_ids)}
     summary_id = int(
         conn.execute(
-            _INSERT_MESSAGE,
+            INSERT_MESSAGE,
             {
                 "session_id": session_id,
                 "seq": summary.last_seq,
@@ -171,6 +148,23 @@ def _replace_middle(
     return summary_id, removed
 
 
+# Kept tool rows of the tail marked pruned, built once like the statements above (a statement
+# built per call costs its construction and its cache key on every write).
+_MARK_PRUNED = (
+    update(MessageRow)
+    .where(
+        MessageRow.session_id == bindparam("b_session"),
+        MessageRow.id.in_(bindparam("b_ids", expanding=True)),
+        MessageRow.role == "tool",
+        MessageRow.compacted_at.is_(None),
+        MessageRow.pruned_at.is_(None),
+        MessageRow.pinned.is_(False),  # docs/architecture.md, "Pins"
+        MessageRow.seq > bindparam("b_after"),
+    )
+    .values(pruned_at=bindparam("b_now"), pruned_run_id=bindparam("b_run"))
+)
+
+
 def _mark_pruned(
     conn: Connection,
     session_id: str,
@@ -182,21 +176,11 @@ def _mark_pruned(
     """Mark kept tool rows pruned; only rows after ``after_seq`` (the tail) qualify."""
     ids = list(dict.fromkeys(pruned_ids))
     marked = 0
+    params = {"b_session": session_id, "b_after": after_seq, "b_now": now, "b_run": run_id}
     for start in range(0, len(ids), ID_CHUNK):
-        result = conn.execute(
-            update(MessageRow)
-            .where(
-                MessageRow.session_id == session_id,
-                MessageRow.id.in_(ids[start : start + ID_CHUNK]),
-                MessageRow.role == "tool",
-                MessageRow.compacted_at.is_(None),
-                MessageRow.pruned_at.is_(None),
-                MessageRow.pinned.is_(False),  # docs/architecture.md, "Pins"
-                MessageRow.seq > after_seq,
-            )
-            .values(pruned_at=now, pruned_run_id=run_id)
-        )
-        marked += result.rowcount
+        marked += conn.execute(
+            _MARK_PRUNED, {**params, "b_ids": ids[start : start + ID_CHUNK]}
+        ).rowcount
     if marked != len(ids):
         raise InvalidRequest(
             f"{len(ids) - marked} of the pruned ids are not visible unpinned tool rows in the "
@@ -252,7 +236,7 @@ class Compactions(Repository):
             if write.event:
                 summary_ref = {"summaryMessageId": summary_id} if summary else {}
                 payload = {"runId": run_id, **summary_ref, **write.event.payload}
-                _event_row(conn, session_id, "done", write.event.text, payload, seq=event_seq)
+                event_row(conn, session_id, "done", write.event.text, payload, seq=event_seq)
             applied = AppliedCompaction(run_id, summary_id, removed, pruned, version)
             if then is not None:
                 then(conn, applied)
@@ -280,13 +264,17 @@ class Compactions(Repository):
             )
             if run.event:
                 payload = {"runId": run_id, "code": run.code, **run.event.payload}
-                _event_row(conn, session_id, run.status, run.event.text, payload)
+                event_row(conn, session_id, run.status, run.event.text, payload)
             return run_id
 
     def append_event(
         self, session_id: str, event: str, text: str, payload: dict[str, Any] | None = None
     ) -> int:
         """A compaction-event row (``role=system``, ``metadata.systemType``; docs/architecture.md,
-        "Events")."""
+        "Events"), with the next ``seq``: one statement on PostgreSQL (``store.event_rows``)."""
+        if self.factory.kw["bind"].dialect.name == "postgresql":
+            with read_connection(self.factory) as conn:  # autocommit: one statement
+                values = event_values(session_id, event, text, payload or {})
+                return event_row_alone(conn, values)
         with write_session(self.factory) as session:
-            return _event_row(session.connection(), session_id, event, text, payload or {})
+            return event_row(session.connection(), session_id, event, text, payload or {})

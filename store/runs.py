@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from compaction.core.errors import InvalidRequest, NotFound, SessionNotFound
 from compaction.core.event_text import event_text
-from compaction.store.compactions import _event_row
 from compaction.store.db import Repository, read_session, write_session
+from compaction.store.event_rows import event_row
 from compaction.store.history import require_session
 from compaction.store.models import ChatSession, CompactionRun, utcnow
 from compaction.store.models import Message as MessageRow
@@ -85,7 +85,7 @@ def _undo(session: Session, run: CompactionRun) -> None:
     payload = {"runId": run.id, "restoredMessages": restored, "restoredPruned": pruned}
     # in the language of the run it undoes
     text = event_text("restored", payload, run.language)
-    _event_row(conn, run.session_id, "restored", text, payload)
+    event_row(conn, run.session_id, "restored", text, payload)
 
 
 class RunLog(Repository):

@@ -131,9 +131,12 @@ def tracked(runtime: Runtime, record: InFlight) -> Iterator[Tracking]:
     raw = record.dumps()
     tracking = Tracking(runtime, key, raw)
     try:
-        previous = runtime.redis.set(key, raw, ex=RECORD_TTL_S, get=True)
+        # one round trip; the index after the record, in this order (see sweep)
+        pipe = runtime.redis.pipeline(transaction=False)
+        pipe.set(key, raw, ex=RECORD_TTL_S, get=True)
+        pipe.sadd(running_index(prefix), session_id)
+        previous, _ = pipe.execute()
         tracking.written = True
-        runtime.redis.sadd(running_index(prefix), session_id)  # after the record: see sweep
         lost = InFlight.loads(previous) if isinstance(previous, bytes | str) else None
         if lost is not None and _other_request(lost.request, record.request):
             report_lost(runtime, lost)

@@ -62,3 +62,33 @@ def test_the_headline_keeps_the_core_and_the_old_figure_leaves_it_out(
         in out
     )
     assert "old figure (end to end - auxiliary model - core)   30.0 ms; ratio  3.00" in out
+
+
+def test_statements_are_labelled_by_kind_table_and_first_target() -> None:
+    from benchmarks.timed_worker import statement_label
+
+    assert statement_label("UPDATE message SET compacted_at=%(b_now)s WHERE x") == (
+        "UPDATE message SET compacted_at"
+    )
+    assert statement_label("UPDATE message SET pruned_at=%(a)s, pruned_run_id=%(b)s") == (
+        "UPDATE message SET pruned_at"
+    )
+    summary = "INSERT INTO message (session_id, seq, content) VALUES (%(a)s, %(b)s, %(c)s)"
+    event = "INSERT INTO message (session_id, seq, metadata) VALUES (%(a)s, %(b)s, %(c)s)"
+    assert statement_label(summary) == "INSERT INTO message (summary)"
+    assert statement_label(event) == "INSERT INTO message (event)"
+    assert statement_label("SELECT message.id, message.role FROM message") == (
+        "SELECT message.id, message.role FROM"
+    )
+
+
+def test_the_statements_line_lists_each_statement_when_timed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    record = {"total": 0.05, "hop": 0.003, "floor": 0.01, "floor_rows": 288, "floor_wide": 0.0}
+    report([record])
+    assert "SQL by statement" not in capsys.readouterr().out
+    report([{**record, "sql.UPDATE message SET compacted_at": 0.012}])
+    assert "SQL by statement (median ms): UPDATE message SET compacted_at 12.00" in (
+        capsys.readouterr().out
+    )

@@ -182,7 +182,6 @@ def receipt_of(
     then the pruned outputs outside it), ``result`` what it returned; ``redact_secrets`` as the
     stage's config (the ledger's items are redacted alike, so a secret is never listed as
     missing)."""
-    turns = Turns.of(span)
     # the summary (body and ledger) first: a result holds it among its messages too
     kept = Haystack(result.summary_text + "\n" + _text(result.messages))
     totals: dict[str, int] = {}
@@ -191,7 +190,9 @@ def receipt_of(
     for kind, items in _identifiers(span, result, redact_secrets).items():
         lost = [i for i in items if not kept.holds(i)]
         totals[kind], counts[kind], missing[kind] = len(items), len(lost), tuple(lost[:MAX_LISTED])
-    users = _user_words(turns.messages)
+    # the span's turns as ``Turns.of`` takes them (summaries left out), without a third pass
+    # over every call's arguments: ``_identifiers`` makes the two the ledger's memo needs
+    users = _user_words(m for m in span if not m.is_summary)
     folded = [m for m in users if not kept.holds(m)]
     return SpanReceipt(
         totals={k: totals.get(k, 0) for k in KINDS},

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from compaction import CompactionConfig, InvalidRequest
 from compaction.core.errors import CompactionError, LockLost, SessionNotFound
@@ -263,3 +263,29 @@ def test_record_failed_run_changes_no_message(store: Store, engine: Engine) -> N
     assert messages_of(store.load_history(session_id)) == compacted
     assert store.get_session(session_id).compaction_version == 0
     assert store.compaction_counts([session_id]) == {}
+
+
+def test_an_event_row_alone_takes_the_next_seq_and_its_columns(
+    store: Store, engine: Engine
+) -> None:
+    """``append_event`` (one statement on PostgreSQL, a transaction on SQLite): the row takes
+    the seq after the session's last, holds the event's text and payload, and moves the
+    session's ``last_seq`` on (nothing else of the session row), so that the next append comes
+    after it."""
+    session_id, _ = new_session(store, conversation(2))
+    last = store.get_session(session_id).last_seq
+    session_row = text("SELECT id, created_at, compaction_version FROM chat_session WHERE id = :s")
+    with engine.connect() as conn:
+        before = conn.execute(session_row, {"s": session_id}).one()
+    row_id = store.append_event(session_id, "start", "Compacting…", {"requestId": "r1"})
+    assert store.get_session(session_id).last_seq == last + 1
+    later = store.append_messages(session_id, [{"role": "user", "content": "next"}])
+    full = {s.id: s for s in store.load_history(session_id, "full")}
+    row = full[row_id]
+    assert (row.seq, row.seq_minor, row.message.role) == (last + 1, 0, "system")
+    assert row.message.content == "Compacting…"
+    assert row.metadata == {"systemType": "compaction_event", "event": "start", "requestId": "r1"}
+    assert row.created_at is not None and row.is_event and not row.is_compaction_summary
+    assert full[later[0]].seq == last + 2
+    with engine.connect() as conn:
+        assert conn.execute(session_row, {"s": session_id}).one() == before
