@@ -1,5 +1,6 @@
 """Issue 24's scanning changes give the same output as before, on every shared transcript and
-every shape of ``benchmarks.shapes`` (docs/benchmarks.md, "Against Hermes Agent")."""
+every shape of ``benchmarks.shapes`` (docs/benchmarks.md, "Against Hermes Agent"): the
+secrets searched in the items joined, the words the id regex skips."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import pytest
 from benchmarks import shapes
 from benchmarks.engine import TRANSCRIPTS, load_transcript
 from compaction import Message
+from compaction.core.identifiers import _TOKEN, _TOKEN_ASCII, _tokened
 from compaction.core.ledger import extract
 from compaction.core.redact import Secrets
+from compaction.core.turns import Turns
 
 NAMES = [path.stem for path in sorted(TRANSCRIPTS.glob("*.json"))] + sorted(shapes.SHAPES)
 
@@ -37,3 +40,30 @@ def test_outside_gives_what_it_gave_before(name: str) -> None:
         assert secrets.outside(items) == outside_before(secrets, items)
     hidden = Secrets(planted).outside(items)
     assert len(hidden) < len(items) or any("[REDACTED]" in item for item in hidden)
+
+
+def tokens_of(words: list[str]) -> list[tuple[str, ...]]:
+    """What ``_TOKEN`` finds in ``words`` joined as ``scan`` joins them."""
+    searched = " " + " ".join(words)
+    return (_TOKEN_ASCII if searched.isascii() else _TOKEN).findall(searched)
+
+
+# Words beside which a dropped word would change what the regex finds: an amount running on
+# from its sign's word, UUIDs in mixed case, codes, hashes, versions, snake_case ids.
+EDGES = [
+    ["x=€", "1,000.50", "n(12)", "a1$", "7", "12→", "£", "3,000"],
+    ["aBcDeF12-aBcD-aBcD-aBcD-aBcDeFaBcDeF", "ABC12", "deadbee1", "name(12)", "v1.2.3"],
+    ["run_12", "x(1)", "¥", "5", "2,508", "ab12cd3"],
+]
+
+
+@pytest.mark.parametrize("name", [*NAMES, *(f"edge {i}" for i in range(len(EDGES)))])
+def test_words_left_out_hold_no_token(name: str) -> None:
+    if name.startswith("edge"):
+        words = EDGES[int(name.split()[1])]
+    else:
+        words = Turns.of(conversation(name)).distinct_words()
+    numbered = [word for word in words if any(not c.isascii() or c.isdigit() for c in word)]
+    kept = _tokened(numbered)
+    assert len(kept) <= len(numbered)
+    assert tokens_of(kept) == tokens_of(numbered)
