@@ -80,21 +80,28 @@ _TOKEN = re.compile(
     r"|(v?\d++\.\d++\.\d++(?:[-.+]\w++)?))(?![\w-]))"
 )
 _TOKEN_ASCII = re.compile(_TOKEN.pattern, re.ASCII)  # as ``_PATH_ASCII``
-# ``_tokened``'s tests: the bytes of a sign kept (of "€", "£", "¥": a continuation byte of
-# each), and each byte mapped to "U" when it is of a run's class, else to "x" (a space stays).
-_NOT_SIGN = bytes(c for c in range(256) if c not in b" _.$\xa3\xa5\xac")
+# ``_tokened``'s marks, one byte per byte of the words joined by spaces: a space is _SPACE in
+# both tests, a byte that passes has bit _PASS, one of a run's class is _MEMBER until its run is
+# found long enough. Signs ("_", ".", "$", a byte of the UTF-8 of "€", "£", "¥") pass in the
+# first test, with the runs of a code; the second finds a hash's.
+_PASS, _SPACE, _MEMBER = 1, 2, 4
+_NOT_PASSED = bytes([0, _MEMBER])
+_SIGNS = b"_.$\xa3\xa5\xac"
 
 
-def _run_table(members: bytes) -> bytes:
-    return bytes(c if c == 32 else (85 if c in members else 120) for c in range(256))
+def _mark_table(members: bytes, passing: bytes = b"") -> bytes:
+    return bytes(
+        _SPACE if c == 32 else _PASS if c in passing else _MEMBER if c in members else 0
+        for c in range(256)
+    )
 
 
 _RUNS = (
-    (_run_table(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"), b"U" * 5),
-    (_run_table(b"0123456789abcdefABCDEF"), b"U" * 7),
+    (_mark_table(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", _SIGNS), 5),
+    (_mark_table(b"0123456789abcdefABCDEF"), 7),
 )
-#: A currency sign's last byte before a space: one that may end a word.
-_SIGN_ENDS = tuple(f"{sign} ".encode()[-2:] for sign in "$€£¥")
+#: A currency sign's last byte: one before a space ends a word.
+_SIGN_ENDS = tuple(sign.encode()[-1:] for sign in "$€£¥")
 
 
 def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
@@ -246,28 +253,23 @@ def _tokened(words: list[str]) -> list[str]:
     a run of 5 ``[0-9A-Z]`` (a code) or of 7 hex digits in either case (a hash, a UUID's first
     part). The others (``name(12)``, ``2,508``, ``12→``: half of a file listing's numbered
     words) cost the regex a try at each of their punctuation marks and give nothing
-    (docs/benchmarks.md, "Versus Hermes 0.19.0"). Tested at C speed on the words' UTF-8: the
-    signs by deleting every other byte, the runs by a search per word that holds one."""
+    (docs/benchmarks.md, "Versus Hermes 0.19.0")."""
     raw = " ".join(words).encode("utf-8", "surrogatepass")
-    signs = raw.translate(None, _NOT_SIGN)
-    mask: list[bytes | bool] = [*signs.split(b" ")]  # truthy: a word with a sign
-    for table, run in _RUNS:
-        mapped = raw.translate(table)
-        word = counted = 0  # the word at ``counted``, a byte offset: spaces counted up to it
-        at = mapped.find(run)
-        while at != -1:
-            word += raw.count(b" ", counted, at)
-            mask[word] = True
-            counted = raw.find(b" ", at)  # the word's end: the next search starts there
-            at = mapped.find(run, counted) if counted != -1 else -1
+    # Each test maps the words' UTF-8 to marks (``_mark_table``), a long enough run's marks
+    # changed by a replace; the tests are OR-ed as big integers: every step at C speed.
+    marks = 0
+    for table, length in _RUNS:
+        run = bytes([_MEMBER]) * length
+        marks |= int.from_bytes(raw.translate(table).replace(run, bytes([_PASS]) * length))
+    # What is left of each word once its unmarked bytes are deleted: empty where none passed.
+    kept = marks.to_bytes(len(raw)).translate(None, _NOT_PASSED).split(bytes([_SPACE]))
     # An amount runs on from its sign's word into the next (``x=€ 1,000.50``): the word after
-    # one ending in a sign is kept too, as it would follow it in the text searched. Rare: a
-    # sign's last byte before a space, in the signs alone (a small text), says when to look.
-    if any(end in signs for end in _SIGN_ENDS):
+    # one ending in a sign is kept too, as it would follow it in the text searched.
+    if any(end in raw and end + b" " in raw for end in _SIGN_ENDS):
         for at, text in enumerate(words[:-1]):
             if text[-1] in "$€£¥":
-                mask[at + 1] = True
-    return list(compress(words, mask))
+                kept[at + 1] = bytes([_PASS])
+    return list(compress(words, kept))
 
 
 def _kept(words: Sequence[str], raw: bytes, delete: bytes) -> list[str]:
