@@ -11,7 +11,7 @@ from benchmarks.engine import TRANSCRIPTS, load_transcript
 from compaction import Message
 from compaction.core.identifiers import _TOKEN, _TOKEN_ASCII, _tokened
 from compaction.core.ledger import extract
-from compaction.core.redact import Secrets
+from compaction.core.redact import _GATES, Secrets, rules_for
 from compaction.core.turns import Turns
 
 NAMES = [path.stem for path in sorted(TRANSCRIPTS.glob("*.json"))] + sorted(shapes.SHAPES)
@@ -67,3 +67,32 @@ def test_words_left_out_hold_no_token(name: str) -> None:
     kept = _tokened(numbered)
     assert len(kept) <= len(numbered)
     assert tokens_of(kept) == tokens_of(numbered)
+
+
+def rules_plainly(text: str) -> list[object]:
+    """``rules_for`` by its definition: every rule whose literal the text holds, in the order of
+    the gate words' families."""
+    return [
+        rule
+        for family in _GATES.values()
+        for rules in family.values()
+        for rule in rules
+        if rule.literal in text
+    ]
+
+
+RULE_EDGES = [
+    "SK-abc sk_live_ BEARER Bearer x://y -----begin -----BEGIN",
+    "github ghp_x AIZA AIza curl CURL api_key API_KEY token Token eyJ EYJ",
+    "nothing to see here",
+]
+
+
+@pytest.mark.parametrize("name", [*NAMES, *(f"edge {i}" for i in range(len(RULE_EDGES)))])
+def test_rules_chosen_are_those_whose_literal_is_there(name: str) -> None:
+    if name.startswith("edge"):
+        text = RULE_EDGES[int(name.split()[1])]
+    else:
+        turns = Turns.of(conversation(name))
+        text = " ".join([*turns.distinct_words(), *(call.name for call in turns.calls)])
+    assert list(rules_for(text)) == rules_plainly(text)

@@ -165,6 +165,15 @@ for _r in _RULES:
 _GATE_PATTERNS = {gate: re.compile(re.escape(gate)) for gate in _GATES}
 #: Bytes kept either side of a gate word where it occurs: a literal there lies within them.
 _NEAR = max(len(rule.literal) for rule in _RULES)
+#: The rules of a family whose one literal is its gate word (``://``, ``sk-``, ``Bearer``...):
+#: no text near each place where the gate occurs to gather (a URL's ``://`` occurs hundreds of
+#: times in a research agent's words; docs/benchmarks.md, "Versus Hermes 0.19.0").
+_ALONE = {
+    gate: rules
+    for gate, family in _GATES.items()
+    for key, rules in family.items()
+    if key == gate and len(family) == 1
+}
 
 #: The rules to run on a text, as chosen by ``rules_for``.
 Rules = tuple[_Rule, ...]
@@ -183,6 +192,9 @@ def rules_for(text: str) -> Rules:
     chosen: list[_Rule] = []
     for gate, families in _GATES.items():
         if (first := lowered.find(gate)) == -1:
+            continue
+        if (alone := _ALONE.get(gate)) is not None:  # found in the text, in one of its casings
+            chosen += (rule for rule in alone if rule.literal.encode() in raw)
             continue
         found = _GATE_PATTERNS[gate].finditer(lowered, first)  # not the text searched already
         spans = [(max(at.start() - _NEAR, 0), at.end() + _NEAR) for at in found]
