@@ -12,7 +12,7 @@ import json
 import operator
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, compress, filterfalse
 
 from compaction.core.messages import ToolCall
@@ -70,36 +70,31 @@ _NOT_PATHY = bytes(c for c in range(256) if c not in b"/. ")
 # set lets the engine skip at C speed to the next place where one can start, where a leading
 # lookbehind is tried at every position (25% faster). The text searched starts with a space (an
 # id at its very start has a character before it). Groups, for ``findall``'s tuples (no match
-# object per id): the leading character, the money after its sign, a UUID, a hash or code (ids
-# only when they mix digits and letters: else a count or a word), a snake_case_id, a version.
-# Runs are possessive, as in ``_PATH`` (10-20% faster on the shared transcripts).
+# object per id): the leading character, the money after its sign, an id (a UUID, a hash or
+# code: an id only when it mixes digits and letters, else a count or a word; a snake_case_id),
+# a version. One match fills one of the last three. Runs are possessive, as in ``_PATH``
+# (10-20% faster on the shared transcripts).
 _TOKEN = re.compile(
     r"([^\w-])(?:(?<=[$€£¥])(\s?\d[\d,]*(?:\.\d+)?)"
-    r"|(?=[0-9a-zA-Z])(?:([0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
-    r"|([0-9a-f]{7,40}+|[A-Z0-9]{5,12}+)|([a-z]++(?:_[a-z]++)*+_\d{2,})"
+    r"|(?=[0-9a-zA-Z])(?:([0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+    r"|[0-9a-f]{7,40}+|[A-Z0-9]{5,12}+|[a-z]++(?:_[a-z]++)*+_\d{2,})"
     r"|(v?\d++\.\d++\.\d++(?:[-.+]\w++)?))(?![\w-]))"
 )
 _TOKEN_ASCII = re.compile(_TOKEN.pattern, re.ASCII)  # as ``_PATH_ASCII``
-# ``_tokened``'s marks, one byte per byte of the words joined by spaces: a space is _SPACE in
-# both tests, a byte that passes has bit _PASS, one of a run's class is _MEMBER until its run is
-# found long enough. Signs ("_", ".", "$", a byte of the UTF-8 of "€", "£", "¥") pass in the
-# first test, with the runs of a code; the second finds a hash's.
-_PASS, _SPACE, _MEMBER = 1, 2, 4
-_NOT_PASSED = bytes([0, _MEMBER])
-_SIGNS = b"_.$\xa3\xa5\xac"
-
-
-def _mark_table(members: bytes, passing: bytes = b"") -> bytes:
-    return bytes(
-        _SPACE if c == 32 else _PASS if c in passing else _MEMBER if c in members else 0
-        for c in range(256)
-    )
-
-
-_RUNS = (
-    (_mark_table(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", _SIGNS), 5),
-    (_mark_table(b"0123456789abcdefABCDEF"), 7),
+# ``_tokened``'s marks of the words' UTF-8: a space stays, a sign ("_", ".", "$", a byte of
+# the UTF-8 of "€", "£", "¥") is _PASS, a member of a run is _MEMBER (and five in a row pass).
+_PASS, _MEMBER = b"\x01", b"\x02"
+_MARKS = bytes(
+    32
+    if c == 32
+    else 1
+    if c in b"_.$\xa3\xa5\xac"
+    else 2
+    if c in b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
+    else 0
+    for c in range(256)
 )
+_NOT_PASSED = b"\x00" + _MEMBER
 #: A currency sign's last byte: one before a space ends a word.
 _SIGN_ENDS = tuple(sign.encode()[-1:] for sign in "$€£¥")
 
@@ -236,39 +231,44 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     return {
         "paths": [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])],
         "urls": [_url(u) for u in _URL.findall(pathy)],
-        "ids": [
-            uuid or snake or mixed
-            for _, _, uuid, mixed, snake, _ in tokens
-            if uuid or snake or (mixed and not mixed.isdigit() and not mixed.isalpha())
-        ],
+        "ids": _ids(tokens),
         "values": [
-            version or sign + money for sign, money, _, _, _, version in tokens if version or money
+            version or sign + money
+            for sign, money, _, version in compress(tokens, map(operator.not_, _found_ids(tokens)))
         ],
     }
 
 
+def _found_ids(tokens: list[tuple[str, str, str, str]]) -> Iterator[str]:
+    """The id group of each of ``_TOKEN``'s matches ("" where it matched a value)."""
+    return map(operator.itemgetter(2), tokens)
+
+
+def _ids(tokens: list[tuple[str, str, str, str]]) -> list[str]:
+    """The ids of ``_TOKEN``'s matches: those that mix digits and letters (a UUID holds "-", a
+    snake_case_id "_": never all digits or all letters). Filtered at C speed, not a loop."""
+    return list(
+        filterfalse(str.isalpha, filterfalse(str.isdigit, filter(None, _found_ids(tokens))))
+    )
+
+
 def _tokened(words: list[str]) -> list[str]:
     """The ``words`` where ``_TOKEN`` can match, in order: a word holding a sign (``_`` of a
-    snake_case id, ``.`` of a version, a currency sign: any byte of one's UTF-8, a superset) or
-    a run of 5 ``[0-9A-Z]`` (a code) or of 7 hex digits in either case (a hash, a UUID's first
-    part). The others (``name(12)``, ``2,508``, ``12→``: half of a file listing's numbered
-    words) cost the regex a try at each of their punctuation marks and give nothing
-    (docs/benchmarks.md, "Versus Hermes 0.19.0")."""
+    snake_case id, ``.`` of a version, a currency sign) or a run of 5 ``[0-9A-Za-f]`` (a code's
+    ``[0-9A-Z]{5}``, a hash's or a UUID's 7 hex digits hold one): a superset. The others
+    (``name(12)``, ``2,508``, ``12→``: half of a file listing's numbered words) cost the regex
+    a try at each of their punctuation marks and give nothing (docs/benchmarks.md, "Versus
+    Hermes 0.19.0"). Marked at C speed, a run's marks made passes by one replace."""
     raw = " ".join(words).encode("utf-8", "surrogatepass")
-    # Each test maps the words' UTF-8 to marks (``_mark_table``), a long enough run's marks
-    # changed by a replace; the tests are OR-ed as big integers: every step at C speed.
-    marks = 0
-    for table, length in _RUNS:
-        run = bytes([_MEMBER]) * length
-        marks |= int.from_bytes(raw.translate(table).replace(run, bytes([_PASS]) * length))
-    # What is left of each word once its unmarked bytes are deleted: empty where none passed.
-    kept = marks.to_bytes(len(raw)).translate(None, _NOT_PASSED).split(bytes([_SPACE]))
+    marked = raw.translate(_MARKS).replace(_MEMBER * 5, _PASS * 5)
     # An amount runs on from its sign's word into the next (``x=€ 1,000.50``): the word after
     # one ending in a sign is kept too, as it would follow it in the text searched.
-    if any(end in raw and end + b" " in raw for end in _SIGN_ENDS):
-        for at, text in enumerate(words[:-1]):
-            if text[-1] in "$€£¥":
-                kept[at + 1] = bytes([_PASS])
+    if not any(end in raw and end + b" " in raw for end in _SIGN_ENDS):
+        return _kept(words, marked, _NOT_PASSED)
+    kept = marked.translate(None, _NOT_PASSED).split(b" ")
+    for at, text in enumerate(words[:-1]):
+        if text[-1] in "$€£¥":
+            kept[at + 1] = _PASS
     return list(compress(words, kept))
 
 
