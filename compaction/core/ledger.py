@@ -123,6 +123,8 @@ def extract(
         if kind in _LINE_KINDS:
             # two lines can clip alike ("Error: x" and "  Error: x  ")
             clipped[kind] = [item for item in dict.fromkeys(map(_clip, bucket)) if item]
+        elif max(map(len, bucket), default=0) <= MAX_ITEM_CHARS:  # the usual case: all fit
+            clipped[kind] = list(bucket)
         else:  # parts of single words: nothing to strip
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
     # The redaction rules chosen once, on every item of every kind (given: chosen on the words,
