@@ -224,8 +224,11 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     raw = " ".join(distinct).encode("utf-8", "surrogatepass")
     pathy_words = _kept(distinct, raw, _NOT_PATHY)  # none all letters: each holds "/" or "."
     pathy = " ".join(pathy_words)
-    # Letters alone (CJK words are non-ASCII) hold no id or value.
-    numbered = list(filterfalse(str.isalpha, _kept(distinct, raw, _NOT_NUMBERED)))
+    # Letters alone (CJK words are non-ASCII) hold no id or value; an ASCII word kept holds a
+    # digit or a control character: no test of each then.
+    numbered = _kept(distinct, raw, _NOT_NUMBERED)
+    if not raw.isascii():
+        numbered = list(filterfalse(str.isalpha, numbered))
     searched = " " + " ".join(_tokened(numbered))
     tokens = (_TOKEN_ASCII if searched.isascii() else _TOKEN).findall(searched)
     return {
