@@ -165,15 +165,9 @@ for _r in _RULES:
 _GATE_PATTERNS = {gate: re.compile(re.escape(gate)) for gate in _GATES}
 #: Bytes kept either side of a gate word where it occurs: a literal there lies within them.
 _NEAR = max(len(rule.literal) for rule in _RULES)
-#: The rules of a family whose one literal is its gate word (``://``, ``sk-``, ``Bearer``...):
-#: no text near each place where the gate occurs to gather (a URL's ``://`` occurs hundreds of
-#: times in a research agent's words; docs/benchmarks.md, "Versus Hermes 0.19.0").
-_ALONE = {
-    gate: rules
-    for gate, family in _GATES.items()
-    for key, rules in family.items()
-    if key == gate and len(family) == 1
-}
+#: Families whose one literal is their gate word (``://``, ``sk-``): no text near it to gather
+#: (a research agent's words hold hundreds of ``://``; docs/benchmarks.md, "Versus Hermes").
+_ALONE = {gate: f[gate] for gate, f in _GATES.items() if list(f) == [gate]}
 
 #: The rules to run on a text, as chosen by ``rules_for``.
 Rules = tuple[_Rule, ...]
