@@ -9,7 +9,7 @@ import pytest
 from benchmarks import shapes
 from benchmarks.engine import TRANSCRIPTS, load_transcript
 from compaction import Message
-from compaction.core.identifiers import _TOKEN, _TOKEN_ASCII, _tokened
+from compaction.core.identifiers import _PATH, _TOKEN, _TOKEN_ASCII, _is_path, _paths, _tokened
 from compaction.core.ledger import extract
 from compaction.core.redact import _GATES, Secrets, rules_for
 from compaction.core.turns import Turns
@@ -96,3 +96,20 @@ def test_rules_chosen_are_those_whose_literal_is_there(name: str) -> None:
         turns = Turns.of(conversation(name))
         text = " ".join([*turns.distinct_words(), *(call.name for call in turns.calls)])
     assert list(rules_for(text)) == rules_plainly(text)
+
+
+PATH_EDGES = [
+    "a/b+~/c/d x/y+/z ./q/r+.s/t",
+    "src/a.py:12 (see /usr/lib/x.so) https://x.org/?f=src/b.py",
+]
+
+
+@pytest.mark.parametrize("name", [*NAMES, *(f"edge {i}" for i in range(len(PATH_EDGES)))])
+def test_paths_led_by_the_character_before_them(name: str) -> None:
+    if name.startswith("edge"):
+        words = PATH_EDGES[int(name.split()[1])].split()
+    else:
+        words = Turns.of(conversation(name)).distinct_words()
+    text = " ".join(words)
+    plainly = [(m.start(), m.group(0)) for m in _PATH.finditer(text) if _is_path(m.group(0))]
+    assert sorted(_paths(words)) == sorted(plainly)

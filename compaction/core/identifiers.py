@@ -28,12 +28,19 @@ _URL = re.compile(r"https?://[^\s<>\"'`\]}|\\\u3000-\u303f\uff00-\uffef]+")
 _URL_END = ".,;:!?*"
 # Possessive runs (``++``, ``{m,n}+``) where what follows can never be what a run gave back (a
 # run of name characters is followed by "/", which it cannot hold): no backtracking into them.
-_PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]++/)+[\w.@+-]*[\w@+-]")
+_PATH_BODY = r"(?:~|\.{1,2})?/?(?:[\w.@+-]++/)+[\w.@+-]*[\w@+-]"
+_PATH = re.compile(r"(?<![\w:/.@%-])" + _PATH_BODY)
 # ``_PATH`` for an all-ASCII text (``str.isascii`` reads a flag, no scan): there ``re.ASCII``'s
 # ``\w``, ``\d`` and ``\s`` match what the Unicode classes match (the only ASCII characters
 # Unicode ``\s`` adds, U+001C..U+001F, split words: words joined by spaces hold none), and a
 # byte test is cheaper than a Unicode category (docs/benchmarks.md, "Versus Hermes 0.19.0").
 _PATH_ASCII = re.compile(_PATH.pattern, re.ASCII)
+# ``_PATH`` led by the character before a path, consumed (searched in a text that starts with a
+# space): the engine skips at C speed to where one can start, where the lookbehind is tried at
+# every position (twice as fast on URLs). The same paths, unless one ends with "+", the one
+# character a path ends with that may stand before another: then ``_PATH`` searches again.
+_PATH_LED = re.compile(r"[^\w:/.@%-](" + _PATH_BODY + ")")
+_PATHS = {True: (_PATH_ASCII, re.compile(_PATH_LED.pattern, re.ASCII)), False: (_PATH, _PATH_LED)}
 # Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
 # front of it is found by walking back (see ``_files``).
 _FILE_EXT = re.compile(
@@ -83,17 +90,9 @@ _TOKEN = re.compile(
 _TOKEN_ASCII = re.compile(_TOKEN.pattern, re.ASCII)  # as ``_PATH_ASCII``
 # ``_tokened``'s marks of the words' UTF-8: a space stays, a sign ("_", ".", "$", a byte of
 # the UTF-8 of "€", "£", "¥") is _PASS, a member of a run is _MEMBER (and five in a row pass).
-_PASS, _MEMBER = b"\x01", b"\x02"
-_MARKS = bytes(
-    32
-    if c == 32
-    else 1
-    if c in b"_.$\xa3\xa5\xac"
-    else 2
-    if c in b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
-    else 0
-    for c in range(256)
-)
+_PASS, _MEMBER, _SIGNS = b"\x01", b"\x02", b"_.$\xa3\xa5\xac"
+_RUNS = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
+_MARKS = bytes(32 if c == 32 else 1 if c in _SIGNS else 2 if c in _RUNS else 0 for c in range(256))
 _NOT_PASSED = b"\x00" + _MEMBER
 #: A currency sign's last byte: one before a space ends a word.
 _SIGN_ENDS = tuple(sign.encode()[-1:] for sign in "$€£¥")
@@ -196,26 +195,28 @@ def _paths(words: Sequence[str]) -> list[tuple[int, str]]:
     ascii_words = list(map(str.isascii, (words[i] for i in slashed)))
     plain = list(compress(slashed, ascii_words))
     other = list(compress(slashed, map(operator.not_, ascii_words)))
-    return [*_found(words, before, plain, _PATH_ASCII), *_found(words, before, other, _PATH)]
+    return [*_found(words, before, plain, True), *_found(words, before, other, False)]
 
 
 def _found(
-    words: Sequence[str], before: list[int], chosen: list[int], pattern: re.Pattern[str]
+    words: Sequence[str], before: list[int], chosen: list[int], ascii_only: bool
 ) -> list[tuple[int, str]]:
-    """The paths ``pattern`` finds in the ``chosen`` words, with their offsets in the words
-    joined by spaces (``before``: the lengths of the words before each)."""
+    """The paths in the ``chosen`` words, with their offsets in the words joined by spaces
+    (``before``: the lengths of the words before each)."""
     text = " ".join([words[i] for i in chosen])
     local = list(accumulate((len(words[i]) for i in chosen), initial=0))
     local_starts = [length + k for k, length in enumerate(local)]
     # What turns an offset in word k of ``text`` into one in the whole text: one add per path.
     shift = [before[i] + i - at for i, at in zip(chosen, local_starts[:-1], strict=True)]
-    out = []
-    for match in pattern.finditer(text):
-        path = match.group(0)
-        if _is_path(path):
-            at = match.start()
-            out.append((shift[bisect_right(local_starts, at) - 1] + at, path))
-    return out
+    behind, led = _PATHS[ascii_only]
+    found = [(match.start(1) - 1, match.group(1)) for match in led.finditer(" " + text)]
+    if any(path[-1] == "+" for _, path in found):
+        found = [(match.start(), match.group(0)) for match in behind.finditer(text)]
+    return [
+        (shift[bisect_right(local_starts, at) - 1] + at, path)
+        for at, path in found
+        if _is_path(path)
+    ]
 
 
 def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
@@ -256,12 +257,11 @@ def _ids(tokens: list[tuple[str, str, str, str]]) -> list[str]:
 
 
 def _tokened(words: list[str]) -> list[str]:
-    """The ``words`` where ``_TOKEN`` can match, in order: a word holding a sign (``_`` of a
-    snake_case id, ``.`` of a version, a currency sign) or a run of 5 ``[0-9A-Za-f]`` (a code's
-    ``[0-9A-Z]{5}``, a hash's or a UUID's 7 hex digits hold one): a superset. The others
-    (``name(12)``, ``2,508``, ``12→``: half of a file listing's numbered words) cost the regex
-    a try at each of their punctuation marks and give nothing (docs/benchmarks.md, "Versus
-    Hermes 0.19.0"). Marked at C speed, a run's marks made passes by one replace."""
+    """The ``words`` where ``_TOKEN`` can match, in order: a superset, those holding a sign
+    (``_`` of a snake_case id, ``.`` of a version, a currency sign) or 5 ``[0-9A-Za-f]`` in a
+    row (a code, a hash, a UUID). The others (``name(12)``, ``2,508``, ``12→``: half of a file
+    listing's numbered words) cost the regex a try at each of their punctuation marks and give
+    nothing (docs/benchmarks.md, "Versus Hermes 0.19.0"). Marked at C speed."""
     raw = " ".join(words).encode("utf-8", "surrogatepass")
     marked = raw.translate(_MARKS).replace(_MEMBER * 5, _PASS * 5)
     # An amount runs on from its sign's word into the next (``x=€ 1,000.50``): the word after
