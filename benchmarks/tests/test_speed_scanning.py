@@ -1,8 +1,12 @@
 """Issue 24's scanning changes give the same output as before, on every shared transcript and
 every shape of ``benchmarks.shapes`` (docs/benchmarks.md, "Against Hermes Agent"): the
-secrets searched in the items joined, the words the id regex skips."""
+secrets searched in the items joined, the words the id regex skips, the redaction rules chosen
+without the text near a lone gate word, the path regex led by the character before a path, a
+UUID tried after a hash or code."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -113,3 +117,26 @@ def test_paths_led_by_the_character_before_them(name: str) -> None:
     text = " ".join(words)
     plainly = [(m.start(), m.group(0)) for m in _PATH.finditer(text) if _is_path(m.group(0))]
     assert sorted(_paths(words)) == sorted(plainly)
+
+
+# ``_TOKEN`` as it was, a UUID tried before a hash or code.
+UUID_FIRST = re.compile(
+    r"([^\w-])(?:(?<=[$€£¥])(\s?\d[\d,]*(?:\.\d+)?)"
+    r"|(?=[0-9a-zA-Z])(?:([0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+    r"|[0-9a-f]{7,40}+|[A-Z0-9]{5,12}+|[a-z]++(?:_[a-z]++)*+_\d{2,})"
+    r"|(v?\d++\.\d++\.\d++(?:[-.+]\w++)?))(?![\w-]))"
+)
+UUID_EDGES = [
+    "123e4567-e89b-12d3-a456-426614174000 123E4567-E89B-12D3-A456-426614174000",
+    "aBcDeF12-aBcD-aBcD-aBcD-aBcDeFaBcDeF deadbeef-x 12345678-1234 ABCDEF12-ab",
+    "123e4567-e89b-12d3-a456-4266141740001 " + "a1" * 25 + " AB12CD34EF56GH 9f8e7d6",
+]
+
+
+@pytest.mark.parametrize("name", [*NAMES, *(f"edge {i}" for i in range(len(UUID_EDGES)))])
+def test_uuid_tried_last_finds_what_it_found_first(name: str) -> None:
+    if name.startswith("edge"):
+        searched = " " + UUID_EDGES[int(name.split()[1])]
+    else:
+        searched = " " + " ".join(Turns.of(conversation(name)).distinct_words())
+    assert _TOKEN.findall(searched) == UUID_FIRST.findall(searched)
