@@ -12,7 +12,7 @@ import json
 import operator
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, compress, filterfalse
 
 from compaction.core.messages import ToolCall
@@ -28,12 +28,19 @@ _URL = re.compile(r"https?://[^\s<>\"'`\]}|\\\u3000-\u303f\uff00-\uffef]+")
 _URL_END = ".,;:!?*"
 # Possessive runs (``++``, ``{m,n}+``) where what follows can never be what a run gave back (a
 # run of name characters is followed by "/", which it cannot hold): no backtracking into them.
-_PATH = re.compile(r"(?<![\w:/.@%-])(?:~|\.{1,2})?/?(?:[\w.@+-]++/)+[\w.@+-]*[\w@+-]")
+_PATH_BODY = r"(?:~|\.{1,2})?/?(?:[\w.@+-]++/)+[\w.@+-]*[\w@+-]"
+_PATH = re.compile(r"(?<![\w:/.@%-])" + _PATH_BODY)
 # ``_PATH`` for an all-ASCII text (``str.isascii`` reads a flag, no scan): there ``re.ASCII``'s
 # ``\w``, ``\d`` and ``\s`` match what the Unicode classes match (the only ASCII characters
 # Unicode ``\s`` adds, U+001C..U+001F, split words: words joined by spaces hold none), and a
 # byte test is cheaper than a Unicode category (docs/benchmarks.md, "Versus Hermes 0.19.0").
 _PATH_ASCII = re.compile(_PATH.pattern, re.ASCII)
+# ``_PATH`` led by the character before a path, consumed (searched in a text that starts with a
+# space): the engine skips at C speed to where one can start, where the lookbehind is tried at
+# every position (twice as fast on URLs). The same paths, unless one ends with "+", the one
+# character a path ends with that may stand before another: then ``_PATH`` searches again.
+_PATH_LED = re.compile(r"[^\w:/.@%-](" + _PATH_BODY + ")")
+_PATHS = {True: (_PATH_ASCII, re.compile(_PATH_LED.pattern, re.ASCII)), False: (_PATH, _PATH_LED)}
 # Anchored on the extension's literal dot so the regex engine can skip ahead; the name in
 # front of it is found by walking back (see ``_files``).
 _FILE_EXT = re.compile(
@@ -70,16 +77,26 @@ _NOT_PATHY = bytes(c for c in range(256) if c not in b"/. ")
 # set lets the engine skip at C speed to the next place where one can start, where a leading
 # lookbehind is tried at every position (25% faster). The text searched starts with a space (an
 # id at its very start has a character before it). Groups, for ``findall``'s tuples (no match
-# object per id): the leading character, the money after its sign, a UUID, a hash or code (ids
-# only when they mix digits and letters: else a count or a word), a snake_case_id, a version.
-# Runs are possessive, as in ``_PATH`` (10-20% faster on the shared transcripts).
+# object per id): the leading character, the money after its sign, an id (a UUID, a hash or
+# code: an id only when it mixes digits and letters, else a count or a word; a snake_case_id),
+# a version. One match fills one of the last three. Runs are possessive, as in ``_PATH``
+# (10-20% faster on the shared transcripts). A UUID is tried after a hash or code: where one
+# of them matches the other cannot (a UUID's run ends at its "-"), and ids are mostly hashes.
 _TOKEN = re.compile(
     r"([^\w-])(?:(?<=[$€£¥])(\s?\d[\d,]*(?:\.\d+)?)"
-    r"|(?=[0-9a-zA-Z])(?:([0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
-    r"|([0-9a-f]{7,40}+|[A-Z0-9]{5,12}+)|([a-z]++(?:_[a-z]++)*+_\d{2,})"
+    r"|(?=[0-9a-zA-Z])(?:([0-9a-f]{7,40}+|[A-Z0-9]{5,12}+"
+    r"|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[a-z]++(?:_[a-z]++)*+_\d{2,})"
     r"|(v?\d++\.\d++\.\d++(?:[-.+]\w++)?))(?![\w-]))"
 )
 _TOKEN_ASCII = re.compile(_TOKEN.pattern, re.ASCII)  # as ``_PATH_ASCII``
+# ``_tokened``'s marks of the words' UTF-8: a space stays, a sign ("_", ".", "$", a byte of
+# the UTF-8 of "€", "£", "¥") is _PASS, a member of a run is _MEMBER (and five in a row pass).
+_PASS, _MEMBER, _SIGNS = b"\x01", b"\x02", b"_.$\xa3\xa5\xac"
+_RUNS = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
+_MARKS = bytes(32 if c == 32 else 1 if c in _SIGNS else 2 if c in _RUNS else 0 for c in range(256))
+_NOT_PASSED = b"\x00" + _MEMBER
+#: A currency sign's last byte: one before a space ends a word.
+_SIGN_ENDS = tuple(sign.encode()[-1:] for sign in "$€£¥")
 
 
 def commands(calls: Iterable[ToolCall]) -> Iterable[str]:
@@ -179,26 +196,28 @@ def _paths(words: Sequence[str]) -> list[tuple[int, str]]:
     ascii_words = list(map(str.isascii, (words[i] for i in slashed)))
     plain = list(compress(slashed, ascii_words))
     other = list(compress(slashed, map(operator.not_, ascii_words)))
-    return [*_found(words, before, plain, _PATH_ASCII), *_found(words, before, other, _PATH)]
+    return [*_found(words, before, plain, True), *_found(words, before, other, False)]
 
 
 def _found(
-    words: Sequence[str], before: list[int], chosen: list[int], pattern: re.Pattern[str]
+    words: Sequence[str], before: list[int], chosen: list[int], ascii_only: bool
 ) -> list[tuple[int, str]]:
-    """The paths ``pattern`` finds in the ``chosen`` words, with their offsets in the words
-    joined by spaces (``before``: the lengths of the words before each)."""
+    """The paths in the ``chosen`` words, with their offsets in the words joined by spaces
+    (``before``: the lengths of the words before each)."""
     text = " ".join([words[i] for i in chosen])
     local = list(accumulate((len(words[i]) for i in chosen), initial=0))
     local_starts = [length + k for k, length in enumerate(local)]
     # What turns an offset in word k of ``text`` into one in the whole text: one add per path.
     shift = [before[i] + i - at for i, at in zip(chosen, local_starts[:-1], strict=True)]
-    out = []
-    for match in pattern.finditer(text):
-        path = match.group(0)
-        if _is_path(path):
-            at = match.start()
-            out.append((shift[bisect_right(local_starts, at) - 1] + at, path))
-    return out
+    behind, led = _PATHS[ascii_only]
+    found = [(match.start(1) - 1, match.group(1)) for match in led.finditer(" " + text)]
+    if any(path[-1] == "+" for _, path in found):
+        found = [(match.start(), match.group(0)) for match in behind.finditer(text)]
+    return [
+        (shift[bisect_right(local_starts, at) - 1] + at, path)
+        for at, path in found
+        if _is_path(path)
+    ]
 
 
 def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
@@ -207,22 +226,54 @@ def scan(distinct: Sequence[str]) -> dict[str, list[str]]:
     raw = " ".join(distinct).encode("utf-8", "surrogatepass")
     pathy_words = _kept(distinct, raw, _NOT_PATHY)  # none all letters: each holds "/" or "."
     pathy = " ".join(pathy_words)
-    # Letters alone (CJK words are non-ASCII) hold no id or value.
-    numbered = filterfalse(str.isalpha, _kept(distinct, raw, _NOT_NUMBERED))
-    searched = " " + " ".join(numbered)
+    # Letters alone (CJK words are non-ASCII) hold no id or value; an ASCII word kept holds a
+    # digit or a control character: no test of each then.
+    numbered = _kept(distinct, raw, _NOT_NUMBERED)
+    if not raw.isascii():
+        numbered = list(filterfalse(str.isalpha, numbered))
+    searched = " " + " ".join(_tokened(numbered))
     tokens = (_TOKEN_ASCII if searched.isascii() else _TOKEN).findall(searched)
     return {
         "paths": [item for _, item in sorted([*_paths(pathy_words), *_files(pathy)])],
         "urls": [_url(u) for u in _URL.findall(pathy)],
-        "ids": [
-            uuid or snake or mixed
-            for _, _, uuid, mixed, snake, _ in tokens
-            if uuid or snake or (mixed and not mixed.isdigit() and not mixed.isalpha())
-        ],
+        "ids": _ids(tokens),
         "values": [
-            version or sign + money for sign, money, _, _, _, version in tokens if version or money
+            version or sign + money
+            for sign, money, _, version in compress(tokens, map(operator.not_, _found_ids(tokens)))
         ],
     }
+
+
+def _found_ids(tokens: list[tuple[str, str, str, str]]) -> Iterator[str]:
+    """The id group of each of ``_TOKEN``'s matches ("" where it matched a value)."""
+    return map(operator.itemgetter(2), tokens)
+
+
+def _ids(tokens: list[tuple[str, str, str, str]]) -> list[str]:
+    """The ids of ``_TOKEN``'s matches: those that mix digits and letters (a UUID holds "-", a
+    snake_case_id "_": never all digits or all letters). Filtered at C speed, not a loop."""
+    return list(
+        filterfalse(str.isalpha, filterfalse(str.isdigit, filter(None, _found_ids(tokens))))
+    )
+
+
+def _tokened(words: list[str]) -> list[str]:
+    """The ``words`` where ``_TOKEN`` can match, in order: a superset, those holding a sign
+    (``_`` of a snake_case id, ``.`` of a version, a currency sign) or 5 ``[0-9A-Za-f]`` in a
+    row (a code, a hash, a UUID). The others (``name(12)``, ``2,508``, ``12→``: half of a file
+    listing's numbered words) cost the regex a try at each of their punctuation marks and give
+    nothing (docs/benchmarks.md, "Versus Hermes 0.19.0"). Marked at C speed."""
+    raw = " ".join(words).encode("utf-8", "surrogatepass")
+    marked = raw.translate(_MARKS).replace(_MEMBER * 5, _PASS * 5)
+    # An amount runs on from its sign's word into the next (``x=€ 1,000.50``): the word after
+    # one ending in a sign is kept too, as it would follow it in the text searched.
+    if not any(end in raw and end + b" " in raw for end in _SIGN_ENDS):
+        return _kept(words, marked, _NOT_PASSED)
+    kept = marked.translate(None, _NOT_PASSED).split(b" ")
+    for at, text in enumerate(words[:-1]):
+        if text[-1] in "$€£¥":
+            kept[at + 1] = _PASS
+    return list(compress(words, kept))
 
 
 def _kept(words: Sequence[str], raw: bytes, delete: bytes) -> list[str]:

@@ -117,7 +117,10 @@ def extract(
     found: dict[str, dict[str, None]] = {kind: {} for kind in KINDS}
 
     def add(kind: str, values: Iterable[str]) -> None:
-        found[kind].update(dict.fromkeys(values))  # a value keeps its first place
+        if found[kind]:
+            found[kind].update(dict.fromkeys(values))  # a value keeps its first place
+        else:  # the first values of a kind (the usual case): one dict made, none merged
+            found[kind] = dict.fromkeys(values)
 
     # Arguments seen before (a command run again) give the same commands: decoded once.
     add("commands", commands({call.arguments: call for call in turns.calls}.values()))
@@ -132,14 +135,17 @@ def extract(
     for kind, values in scan(turns.distinct_words() if words is None else words).items():
         add(kind, values)
     # A URL is listed as a URL, not again as a path.
-    urls = "\n".join(found["urls"])  # one C-level search per path (paths hold no newline)
-    found["paths"] = {p: None for p in found["paths"] if p not in urls}
+    if found["urls"]:
+        urls = "\n".join(found["urls"])  # one C-level search per path (paths hold no newline)
+        found["paths"] = {p: None for p in found["paths"] if p not in urls}
     # Clipped and redacted once per distinct item, not per occurrence.
     clipped: dict[str, list[str]] = {}
     for kind, bucket in found.items():
         if kind in _LINE_KINDS:
             # two lines can clip alike ("Error: x" and "  Error: x  ")
             clipped[kind] = [item for item in dict.fromkeys(map(_clip, bucket)) if item]
+        elif max(map(len, bucket), default=0) <= MAX_ITEM_CHARS:  # the usual case: all fit
+            clipped[kind] = list(bucket)
         else:  # parts of single words: nothing to strip
             clipped[kind] = [item for item in bucket if len(item) <= MAX_ITEM_CHARS]
     # The redaction rules chosen once, on every item of every kind (given: chosen on the words,

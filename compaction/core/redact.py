@@ -165,6 +165,9 @@ for _r in _RULES:
 _GATE_PATTERNS = {gate: re.compile(re.escape(gate)) for gate in _GATES}
 #: Bytes kept either side of a gate word where it occurs: a literal there lies within them.
 _NEAR = max(len(rule.literal) for rule in _RULES)
+#: Families whose one literal is their gate word (``://``, ``sk-``): no text near it to gather
+#: (a research agent's words hold hundreds of ``://``; docs/benchmarks.md, "Versus Hermes").
+_ALONE = {gate: f[gate] for gate, f in _GATES.items() if list(f) == [gate]}
 
 #: The rules to run on a text, as chosen by ``rules_for``.
 Rules = tuple[_Rule, ...]
@@ -183,6 +186,9 @@ def rules_for(text: str) -> Rules:
     chosen: list[_Rule] = []
     for gate, families in _GATES.items():
         if (first := lowered.find(gate)) == -1:
+            continue
+        if (alone := _ALONE.get(gate)) is not None:  # found in the text, in one of its casings
+            chosen += (rule for rule in alone if rule.literal.encode() in raw)
             continue
         found = _GATE_PATTERNS[gate].finditer(lowered, first)  # not the text searched already
         spans = [(max(at.start() - _NEAR, 0), at.end() + _NEAR) for at in found]

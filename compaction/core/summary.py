@@ -249,7 +249,7 @@ def _prepare(middle: Sequence[Message], config: CompactionConfig) -> _Material:
     else:
         entries = serialize(turns.messages, head, tail)
     estimate = config.estimator()
-    return _Material(turns, entries, [estimate(e) for e in entries], words, rules, estimate)
+    return _Material(turns, entries, list(map(estimate, entries)), words, rules, estimate)
 
 
 def span_rules(turns: Turns, words: Sequence[str]) -> Rules:
