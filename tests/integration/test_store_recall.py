@@ -94,6 +94,6 @@ def test_unknown_session_is_not_found(store: Store) -> None:
 
 def test_a_match_that_does_not_fit_leaves_room_for_a_smaller_one() -> None:
     rows = [(1, 1, "tool", "x " * 400, None), (2, 2, "user", "short words", None)]
-    hits = within_budget(rows, {}, 10, ESTIMATE)
+    hits = within_budget(rows, {}, "words", 10, ESTIMATE)
     assert [h.message_id for h in hits] == [1, 2] or [h.message_id for h in hits] == [2]
     assert sum(h.tokens for h in hits) <= 10

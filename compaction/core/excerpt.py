@@ -1,0 +1,183 @@
+"""The part of a long text around what a search matched (docs/architecture.md, "Recall").
+
+Recall cuts a match longer than its share of the budget; cutting from the start loses an
+identifier near the end of a long listing or tool output. ``excerpt`` keeps the window of the
+text, as long as the budget allows, where the query's terms are densest, with the matches
+centred in it, and says how many characters were left out on each side (``cut_marks``, the one
+home of that format). Pure: no I/O.
+
+Terms (``needles``): the whole query, its whitespace-separated parts (how PostgreSQL's parser
+sees ``file_2.py``) and its words, each matched case-insensitively as written. A window scores
+the summed length of the distinct terms it holds whole, so the query verbatim outweighs its
+pieces and a one-letter word hardly counts; ties go to more occurrences, then to the earliest.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compaction.core.tokens import TextEstimator
+
+#: the most occurrences of one term looked at (the first ones): a one-letter word in a long
+#: tool output would otherwise cost a pass per letter
+MAX_OCCURRENCES = 2_000
+#: how far an end of the window moves to reach a line break (characters given up for a
+#: window that starts and ends on whole lines)
+SNAP = 120
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def cut_marks(before: int, after: int) -> tuple[str, str]:
+    """What stands for the ``before`` characters left out ahead of a window and the ``after``
+    left out behind it (empty when none)."""
+    head = f"… [{before} characters before] … " if before else ""
+    tail = f" … [{after} characters after] …" if after else ""
+    return head, tail
+
+
+def needles(query: str) -> list[str]:
+    """The terms of ``query`` looked for in a text: the query stripped, its whitespace parts,
+    its words; lower case, each once, in that order."""
+    lowered = query.strip().lower()
+    found = [lowered, *lowered.split(), *_WORD.findall(lowered)]
+    return [term for term in dict.fromkeys(found) if term]
+
+
+@dataclass(frozen=True, slots=True)
+class _Occurrence:
+    start: int
+    end: int
+    term: int
+
+
+def occurrences(text: str, terms: Sequence[str]) -> list[_Occurrence]:
+    """Where each of ``terms`` occurs in ``text`` (case-insensitive), sorted by start."""
+    out = []
+    for index, term in enumerate(terms):
+        pattern = re.compile(re.escape(term), re.IGNORECASE)
+        for count, match in enumerate(pattern.finditer(text)):
+            if count == MAX_OCCURRENCES:
+                break
+            out.append(_Occurrence(match.start(), match.end(), index))
+    out.sort(key=lambda o: (o.start, o.end))
+    return out
+
+
+class _Sweep:
+    """The densest window of a given length over ``found`` (sorted by start): two pointers,
+    one adding occurrences in the order they end, one dropping them in the order they start."""
+
+    def __init__(self, found: Sequence[_Occurrence], weights: Sequence[int]) -> None:
+        self.found = found
+        self.weights = weights
+        self.by_end = sorted(range(len(found)), key=lambda j: (found[j].end, found[j].start))
+        self.starts = [o.start for o in found]
+
+    def best_start(self, length: int) -> int:
+        found, weights = self.found, self.weights
+        counts = [0] * len(weights)
+        added = [False] * len(found)
+        score = hits = right = left = 0
+        best = (-1, -1, 0)
+        for occurrence in found:
+            start = occurrence.start
+            while found[left].start < start:  # left < this occurrence's index
+                if added[left]:
+                    added[left] = False
+                    hits -= 1
+                    counts[found[left].term] -= 1
+                    score -= weights[found[left].term] if not counts[found[left].term] else 0
+                left += 1
+            while right < len(found) and found[self.by_end[right]].end <= start + length:
+                j = self.by_end[right]
+                if found[j].start >= start:
+                    added[j] = True
+                    hits += 1
+                    score += weights[found[j].term] if not counts[found[j].term] else 0
+                    counts[found[j].term] += 1
+                right += 1
+            if (score, hits) > best[:2]:
+                best = (score, hits, start)
+        return best[2]
+
+
+def window(text: str, found: Sequence[_Occurrence], sweep: _Sweep, length: int) -> range:
+    """The ``length`` characters of ``text`` holding the densest matches, centred on them
+    (their ``core``), its ends moved to a line break when one is near."""
+    if not found or length >= len(text):
+        return range(0, min(length, len(text)))
+    start = sweep.best_start(length)
+    inside = [
+        o for o in found[bisect.bisect_left(sweep.starts, start) :] if o.end <= start + length
+    ]
+    # a window too short for any whole match is centred on where the first one begins
+    first, last = core(inside, sweep.weights) if inside else (start, start)
+    begin = max(0, first - (length - (last - first)) // 2)
+    end = min(len(text), begin + length)
+    begin = max(0, end - length)
+    return range(_snap_start(text, begin, first), _snap_end(text, end, last))
+
+
+def core(inside: Sequence[_Occurrence], weights: Sequence[int]) -> tuple[int, int]:
+    """The span of the first occurrence of the heaviest term of ``inside``, widened to hold
+    the occurrence nearest to it of every other term there (all of them inside the window)."""
+    heaviest = max(inside, key=lambda o: (weights[o.term], -o.start))
+    first, last = heaviest.start, heaviest.end
+    nearest: dict[int, tuple[int, _Occurrence]] = {}
+    for o in inside:
+        widening = max(0, first - o.start) + max(0, o.end - last)
+        if o.term not in nearest or widening < nearest[o.term][0]:
+            nearest[o.term] = (widening, o)
+    for _widening, o in nearest.values():
+        first, last = min(first, o.start), max(last, o.end)
+    return first, last
+
+
+def _snap_start(text: str, begin: int, first: int) -> int:
+    """``begin`` moved just past a line break at most ``SNAP`` characters on (never past the
+    matches, which start at ``first``)."""
+    if begin == 0:
+        return 0
+    newline = text.find("\n", begin, min(first, begin + SNAP))
+    return begin if newline < 0 else newline + 1
+
+
+def _snap_end(text: str, end: int, last: int) -> int:
+    """``end`` moved back to a line break at most ``SNAP`` characters before it (never into
+    the matches, which end at ``last``)."""
+    if end == len(text):
+        return end
+    newline = text.rfind("\n", max(last, end - SNAP), end)
+    return end if newline < 0 else newline
+
+
+def render(text: str, span: range) -> str:
+    """``text``'s ``span`` with the cut marks for what lies outside it."""
+    head, tail = cut_marks(span.start, len(text) - span.stop)
+    return head + text[span.start : span.stop] + tail
+
+
+def excerpt(text: str, query: str, budget: int, estimate: TextEstimator) -> tuple[str, bool]:
+    """``text`` within ``budget`` tokens (``estimate``): whole when it fits, else the longest
+    window around the query's densest matches that fits with its cut marks (the text's head
+    when nothing matches: a match the tokenizer found but the text does not hold as written),
+    and ``True``. The window's length is found by bisection; every length tried is rendered
+    and estimated, so the result fits whatever the estimate counts."""
+    if estimate(text) <= budget:
+        return text, False
+    terms = needles(query)
+    found = occurrences(text, terms)
+    sweep = _Sweep(found, [len(term) for term in terms])
+    low, high = 0, len(text) - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimate(render(text, window(text, found, sweep, mid))) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    if low == 0:
+        return "", True
+    return render(text, window(text, found, sweep, low)), True
