@@ -113,8 +113,8 @@ def window(text: str, found: Sequence[_Occurrence], sweep: _Sweep, length: int) 
     inside = [
         o for o in found[bisect.bisect_left(sweep.starts, start) :] if o.end <= start + length
     ]
-    # a window too short for any whole match is centred on where the first one begins
-    first, last = core(inside, sweep.weights) if inside else (start, start)
+    # a window too short for any whole match begins where the first one begins
+    first, last = core(inside, sweep.weights) if inside else (start, start + length)
     begin = max(0, first - (length - (last - first)) // 2)
     end = min(len(text), begin + length)
     begin = max(0, end - length)
