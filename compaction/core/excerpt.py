@@ -15,15 +15,17 @@ pieces and a one-letter word hardly counts; ties go to more occurrences, then to
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from compaction.core.tokens import TextEstimator
 
-#: the most occurrences of one term looked at (the first ones): a one-letter word in a long
-#: tool output would otherwise cost a pass per letter
-MAX_OCCURRENCES = 2_000
+#: a term found more often than this in one text is too common to say where to look ("src"
+#: in a file listing) and is left out of the window's choice, unless every term is: then the
+#: heaviest one's first occurrences are kept. It bounds the sweep, run once per length tried
+MAX_OCCURRENCES = 100
 #: how far an end of the window moves to reach a line break (characters given up for a
 #: window that starts and ends on whole lines)
 SNAP = 120
@@ -54,16 +56,45 @@ class _Occurrence:
 
 
 def occurrences(text: str, terms: Sequence[str]) -> list[_Occurrence]:
-    """Where each of ``terms`` occurs in ``text`` (case-insensitive), sorted by start."""
-    out = []
+    """Where the terms of ``terms`` (lower case) that are not too common (``MAX_OCCURRENCES``)
+    occur in ``text`` (case-insensitive), sorted by start."""
+    out: list[_Occurrence] = []
+    common: list[_Occurrence] = []
+    find = _finder(text)
     for index, term in enumerate(terms):
-        pattern = re.compile(re.escape(term), re.IGNORECASE)
-        for count, match in enumerate(pattern.finditer(text)):
-            if count == MAX_OCCURRENCES:
-                break
-            out.append(_Occurrence(match.start(), match.end(), index))
+        found = [_Occurrence(at, at + len(term), index) for at in find(term)]
+        if len(found) <= MAX_OCCURRENCES:
+            out += found
+        elif not common or len(term) > len(terms[common[0].term]):  # the heaviest
+            common = found[:MAX_OCCURRENCES]
+    out = out or common
     out.sort(key=lambda o: (o.start, o.end))
     return out
+
+
+def _finder(text: str) -> Callable[[str], list[int]]:
+    """Where a lower-case term starts in ``text`` (case-insensitive), at most
+    ``MAX_OCCURRENCES + 1`` places: ``str.find`` on the text lowered once, many times faster
+    than a case-insensitive pattern; a pattern where lowering changes the length (``İ``), as
+    the places would then not be the text's."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return lambda term: [
+            match.start()
+            for match in itertools.islice(
+                re.finditer(re.escape(term), text, re.IGNORECASE), MAX_OCCURRENCES + 1
+            )
+        ]
+
+    def find(term: str) -> list[int]:
+        places: list[int] = []
+        at = lowered.find(term)
+        while at >= 0 and len(places) <= MAX_OCCURRENCES:
+            places.append(at)
+            at = lowered.find(term, at + len(term))
+        return places
+
+    return find
 
 
 class _Sweep:
@@ -110,9 +141,10 @@ def window(text: str, found: Sequence[_Occurrence], sweep: _Sweep, length: int) 
     if not found or length >= len(text):
         return range(0, min(length, len(text)))
     start = sweep.best_start(length)
-    inside = [
-        o for o in found[bisect.bisect_left(sweep.starts, start) :] if o.end <= start + length
-    ]
+    near = slice(
+        bisect.bisect_left(sweep.starts, start), bisect.bisect_right(sweep.starts, start + length)
+    )
+    inside = [o for o in found[near] if o.end <= start + length]
     # a window too short for any whole match begins where the first one begins
     first, last = core(inside, sweep.weights) if inside else (start, start + length)
     begin = max(0, first - (length - (last - first)) // 2)

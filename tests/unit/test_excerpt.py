@@ -127,3 +127,17 @@ def test_cut_marks_and_needles() -> None:
         "a",
         "py",
     ]
+
+
+def test_a_text_whose_lower_case_is_longer_is_still_found() -> None:
+    text = "İ" * 3000 + " Needle " + "İ" * 3000  # "İ".lower() is two characters
+    cut, _ = excerpt(text, "needle", 40, ESTIMATE)
+    assert "Needle" in assert_a_window_of(text, cut)
+
+
+def test_a_too_common_term_does_not_pull_the_window() -> None:
+    # "line" and "src" are on every line; only module_1234.py says where to look
+    cut, _ = excerpt(LISTING, "line src module_1234.py", 60, ESTIMATE)
+    assert "module_1234.py" in cut
+    only_common = excerpt(LISTING, "src line", 60, ESTIMATE)[0]
+    assert assert_a_window_of(LISTING, only_common).startswith("line 0 ")
