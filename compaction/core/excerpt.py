@@ -3,8 +3,9 @@
 Recall cuts a match longer than its share of the budget; cutting from the start loses an
 identifier near the end of a long listing or tool output. ``excerpt`` keeps the window of the
 text, as long as the budget allows, where the query's terms are densest, with the matches
-centred in it, and says how many characters were left out on each side (``cut_marks``, the one
-home of that format). Pure: no I/O.
+centred in it, or two windows of half the length when the densest one leaves out a term found
+elsewhere, and says how many characters were left out around them (``cut_mark``, the one home
+of that format). Pure: no I/O.
 
 Terms (``needles``): the whole query, its whitespace-separated parts (how PostgreSQL's parser
 sees ``file_2.py``) and its words, each matched case-insensitively as written. A window scores
@@ -19,6 +20,7 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from compaction.core.tokens import TextEstimator
 
@@ -29,15 +31,19 @@ MAX_OCCURRENCES = 100
 #: how far an end of the window moves to reach a line break (characters given up for a
 #: window that starts and ends on whole lines)
 SNAP = 120
+#: the shortest window worth showing alone: shorter, one window is kept rather than two
+MIN_WINDOW = 200
 _WORD = re.compile(r"\w+", re.UNICODE)
+Where = Literal["before", "between", "after"]
 
 
-def cut_marks(before: int, after: int) -> tuple[str, str]:
-    """What stands for the ``before`` characters left out ahead of a window and the ``after``
-    left out behind it (empty when none)."""
-    head = f"… [{before} characters before] … " if before else ""
-    tail = f" … [{after} characters after] …" if after else ""
-    return head, tail
+def cut_mark(count: int, where: Where) -> str:
+    """What stands for ``count`` characters left out ``where``: before the first window,
+    between two, after the last."""
+    mark = f"[{count} characters {where}]"
+    if where == "before":
+        return f"… {mark} … "
+    return f" … {mark} …" + (" " if where == "between" else "")
 
 
 def needles(query: str) -> list[str]:
@@ -186,15 +192,51 @@ def _snap_end(text: str, end: int, last: int) -> int:
     return end if newline < 0 else newline
 
 
-def render(text: str, span: range) -> str:
-    """``text``'s ``span`` with the cut marks for what lies outside it."""
-    head, tail = cut_marks(span.start, len(text) - span.stop)
-    return head + text[span.start : span.stop] + tail
+def windows(text: str, found: Sequence[_Occurrence], sweep: _Sweep, length: int) -> list[range]:
+    """The densest ``window`` of ``length``; or, when it leaves out a term found elsewhere,
+    two windows of half the length (the densest, then the densest of the terms it left out),
+    if together they hold more of the terms (by weight) and each is at least ``MIN_WINDOW``."""
+    one = window(text, found, sweep, length)
+    held = _held(found, [one])
+    if held == {o.term for o in found} or length < 2 * MIN_WINDOW:
+        return [one]
+    first = window(text, found, sweep, length // 2)
+    first_held = _held(found, [first])
+    rest = [o for o in found if o.term not in first_held]
+    if not rest:
+        return [one]
+    second = window(text, rest, _Sweep(rest, sweep.weights), length // 2)
+    pair = sorted((first, second), key=lambda span: span.start)
+    if pair[0].stop >= pair[1].start:  # touching: one window
+        pair = [range(pair[0].start, max(pair[0].stop, pair[1].stop))]
+    weight = sweep.weights
+    if sum(weight[t] for t in _held(found, pair)) > sum(weight[t] for t in held):
+        return pair
+    return [one]
+
+
+def _held(found: Sequence[_Occurrence], spans: Sequence[range]) -> set[int]:
+    """The terms with an occurrence wholly inside one of ``spans``."""
+    return {o.term for o in found for s in spans if s.start <= o.start and o.end <= s.stop}
+
+
+def render(text: str, spans: Sequence[range]) -> str:
+    """``text``'s ``spans`` (in order, apart) with the cut marks for what lies between and
+    around them."""
+    parts, at = [], 0
+    for span in spans:
+        if span.start > at:
+            parts.append(cut_mark(span.start - at, "between" if at else "before"))
+        parts.append(text[span.start : span.stop])
+        at = span.stop
+    if at < len(text):
+        parts.append(cut_mark(len(text) - at, "after"))
+    return "".join(parts)
 
 
 def excerpt(text: str, query: str, budget: int, estimate: TextEstimator) -> tuple[str, bool]:
     """``text`` within ``budget`` tokens (``estimate``): whole when it fits, else the longest
-    window around the query's densest matches that fits with its cut marks (the text's head
+    ``windows`` around the query's matches that fit with their cut marks (the text's head
     when nothing matches: a match the tokenizer found but the text does not hold as written),
     and ``True``. The window's length is found by bisection; every length tried is rendered
     and estimated, so the result fits whatever the estimate counts."""
@@ -206,10 +248,10 @@ def excerpt(text: str, query: str, budget: int, estimate: TextEstimator) -> tupl
     low, high = 0, len(text) - 1
     while low < high:
         mid = (low + high + 1) // 2
-        if estimate(render(text, window(text, found, sweep, mid))) <= budget:
+        if estimate(render(text, windows(text, found, sweep, mid))) <= budget:
             low = mid
         else:
             high = mid - 1
     if low == 0:
         return "", True
-    return render(text, window(text, found, sweep, low)), True
+    return render(text, windows(text, found, sweep, low)), True

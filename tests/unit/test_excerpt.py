@@ -8,28 +8,42 @@ import re
 
 import pytest
 
-from compaction.core.excerpt import cut_marks, excerpt, needles
+from compaction.core.excerpt import cut_mark, excerpt, needles
 from compaction.core.tokens import text_estimator
 
 ESTIMATE = text_estimator()
 LISTING = "\n".join(f"line {i} src/pkg/module_{i}.py" for i in range(2_000))
-_MARKS = re.compile(
-    r"^(?:… \[(\d+) characters before\] … )?(.*?)(?: … \[(\d+) characters after\] …)?$", re.S
-)
+_MARK = re.compile(r" ?… \[(\d+) characters (before|between|after)\] … ?")
 
 
 def parts(cut: str) -> tuple[int, str, int]:
-    """A cut text's characters left out before, the window, the characters left out after."""
-    match = _MARKS.match(cut)
-    assert match, cut
-    return int(match[1] or 0), match[2], int(match[3] or 0)
+    """A cut text's characters left out before its one window, the window, those after."""
+    pieces = _MARK.split(cut)
+    before = int(pieces[1]) if pieces[0] == "" and len(pieces) > 1 else 0
+    shown = pieces[3] if before else pieces[0]
+    after = int(pieces[-3]) if pieces[-1] == "" and pieces[-2] == "after" else 0
+    return before, shown, after
+
+
+def shown_windows(text: str, cut: str) -> list[str]:
+    """The windows of ``text`` that ``cut`` shows, checked: each is ``text`` at the place the
+    marks before it say, and the marks and windows add up to the whole text."""
+    pieces = _MARK.split(cut)
+    at, shown = 0, []
+    for i in range(0, len(pieces), 3):
+        if pieces[i]:
+            assert text[at : at + len(pieces[i])] == pieces[i]
+            shown.append(pieces[i])
+            at += len(pieces[i])
+        if i + 1 < len(pieces):
+            at += int(pieces[i + 1])
+    assert at == len(text)
+    return shown
 
 
 def assert_a_window_of(text: str, cut: str) -> str:
-    """``cut`` is a window of ``text`` and its marks count what is left out on each side."""
-    before, shown, after = parts(cut)
-    assert text[before : before + len(shown)] == shown
-    assert before + len(shown) + after == len(text)
+    """``cut`` is one window of ``text`` and its marks count what is left out on each side."""
+    [shown] = shown_windows(text, cut)
     return shown
 
 
@@ -67,6 +81,17 @@ def test_several_terms_take_the_densest_window() -> None:
     assert "alpha beta" in shown
 
 
+def test_terms_far_apart_take_two_windows() -> None:
+    text = "x" * 3000 + " alpha " + "y" * 6000 + " beta " + "z" * 3000
+    cut, _ = excerpt(text, "alpha beta", 300, ESTIMATE)
+    assert ESTIMATE(cut) <= 300 and "characters between" in cut
+    first, second = shown_windows(text, cut)
+    assert "alpha" in first and "beta" in second
+    # too small a budget for two useful windows: the densest one alone
+    [alone] = shown_windows(text, excerpt(text, "alpha beta", 60, ESTIMATE)[0])
+    assert "alpha" in alone
+
+
 def test_the_query_verbatim_outweighs_its_words() -> None:
     text = "run the tests " + "z" * 3000 + " tests run " + "z" * 3000 + " pytest -x tests/a.py end"
     cut, _ = excerpt(text, "pytest -x tests/a.py", 40, ESTIMATE)
@@ -99,7 +124,7 @@ def test_never_over_the_budget(budget: int, query: str) -> None:
     cut, truncated = excerpt(LISTING, query, budget, ESTIMATE)
     assert truncated and ESTIMATE(cut) <= budget
     if cut:
-        assert_a_window_of(LISTING, cut)
+        shown_windows(LISTING, cut)
 
 
 def test_a_budget_too_small_for_the_marks_gives_nothing() -> None:
@@ -114,8 +139,9 @@ def test_a_window_too_short_for_the_whole_term_is_near_it() -> None:
 
 
 def test_cut_marks_and_needles() -> None:
-    assert cut_marks(0, 0) == ("", "")
-    assert cut_marks(3, 4) == ("… [3 characters before] … ", " … [4 characters after] …")
+    assert cut_mark(3, "before") == "… [3 characters before] … "
+    assert cut_mark(5, "between") == " … [5 characters between] … "
+    assert cut_mark(4, "after") == " … [4 characters after] …"
     assert needles("  Run pytest -x tests/a.py ") == [
         "run pytest -x tests/a.py",
         "run",
