@@ -9,7 +9,8 @@ query holding CJK text, or a database without the FTS table (a SQLite built with
 falls back to ``LIKE`` on each term: neither tokenizer splits CJK runs into words; so does a
 search that matched nothing (a word inside a longer token: a path, a dotted name). Matches are
 ranked, redacted (``compaction.core.redact``: the model must not read back a key the summary
-hid), cut to a share of the budget each, and kept while they fit ``max_tokens``.
+hid), cut to a share of the budget each (the window around where the query's terms occur:
+``compaction.core.excerpt``), and kept while they fit ``max_tokens``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sqlalchemy import Select, and_, bindparam, func, literal_column, or_, selec
 from sqlalchemy.orm import Session
 
 from compaction.core.errors import SessionNotFound
+from compaction.core.excerpt import excerpt
 from compaction.core.redact import redact
 from compaction.core.tokens import TextEstimator
 from compaction.store.db import Repository, read_session
@@ -36,7 +38,6 @@ MAX_TERMS = 16
 MAX_CANDIDATES = 50
 #: one match takes at most this share of the budget, so that a long page leaves room for others
 ONE_SHARE = 0.5
-CUT_MARK = " …[cut]"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 FTS_TABLE = "message_fts"
@@ -221,31 +222,21 @@ def _call_name(call: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def cut_to(content: str, budget: int, estimate: TextEstimator) -> tuple[str, bool]:
-    """``content`` within ``budget`` tokens: whole when it fits, else its longest head that
-    fits with the cut mark (found by bisection: the estimate is monotone in the length)."""
-    if estimate(content) <= budget:
-        return content, False
-    low, high = 0, len(content)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if estimate(content[:mid] + CUT_MARK) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    return content[:low] + CUT_MARK, True
-
-
 def within_budget(
-    rows: Sequence[Any], names: dict[int, str], max_tokens: int, estimate: TextEstimator
+    rows: Sequence[Any],
+    names: dict[int, str],
+    query: str,
+    max_tokens: int,
+    estimate: TextEstimator,
 ) -> list[RecallHit]:
-    """The ranked ``rows`` redacted, each cut to ``ONE_SHARE`` of the budget, kept while the
-    total fits ``max_tokens`` (a match that no longer fits is skipped: a smaller one may)."""
+    """The ranked ``rows`` redacted, each cut to ``ONE_SHARE`` of the budget around where
+    ``query``'s terms occur in it (``compaction.core.excerpt``), kept while the total fits
+    ``max_tokens`` (a match that no longer fits is skipped: a smaller one may)."""
     share = max(1, int(max_tokens * ONE_SHARE))
     hits: list[RecallHit] = []
     left = max_tokens
     for message_id, seq, role, content, _call in rows:
-        cut, truncated = cut_to(redact(content), min(share, left), estimate)
+        cut, truncated = excerpt(redact(content), query, min(share, left), estimate)
         tokens = estimate(cut)
         if tokens > left or not cut.strip():
             continue
@@ -268,4 +259,5 @@ class Recall(Repository):
                 raise SessionNotFound(f"session {session_id!r} not found")
             rows = _search(session, session_id, query)
             names = _tool_names(session, session_id, rows)
-        return RecallResult(within_budget(rows, names, max_tokens, estimate), len(rows))
+        hits = within_budget(rows, names, query, max_tokens, estimate)
+        return RecallResult(hits, len(rows))

@@ -47,3 +47,15 @@ def test_recall_bounds_and_unknown_session(gateway: Gateway) -> None:
     missing = gateway.client.get("/api/sessions/nope/recall", params={"q": "x"})
     assert missing.status_code == 404
     assert missing.json()["error"]["code"] == "session_not_found"
+
+
+def test_recall_cuts_a_long_original_around_the_match(gateway: Gateway) -> None:
+    session_id = compacted(gateway)
+    answer = gateway.client.get(
+        f"/api/sessions/{session_id}/recall", params={"q": "deploy_key_alpha", "maxTokens": 100}
+    )
+    assert answer.status_code == 200, answer.text
+    [hit] = answer.json()["results"]
+    assert hit["truncated"] and hit["content"].startswith("… [")
+    assert hit["content"].endswith("deploy_key_alpha") and SECRET not in hit["content"]
+    assert answer.json()["tokens"] <= 100

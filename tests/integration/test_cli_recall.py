@@ -28,3 +28,16 @@ def test_recall_prints_the_original(store: Store, command: Command) -> None:
     assert status == 0 and out.startswith("No compacted message matches")
     status, _out, err = command("recall", session_id, "x", "--max-tokens", "5")
     assert status != 0 and "invalid_request" in err and "maxTokens" in err
+
+
+def test_recall_shows_the_part_of_a_long_original_that_matched(
+    store: Store, command: Command
+) -> None:
+    """The planted key ends a 3,000-character tool result: a small budget cuts the result
+    around it, and says so, rather than keeping its head."""
+    session_id, _ids = new_session(store, planted())
+    compact_session(store, session_id)
+    status, out, err = command("recall", session_id, "deploy_key_alpha", "--max-tokens", "100")
+    assert status == 0, err
+    assert "tool (bash)]\n… [" in out and "characters before] …" in out
+    assert out.rstrip().endswith("deploy_key_alpha") and SECRET not in out

@@ -94,6 +94,32 @@ def test_unknown_session_is_not_found(store: Store) -> None:
 
 def test_a_match_that_does_not_fit_leaves_room_for_a_smaller_one() -> None:
     rows = [(1, 1, "tool", "x " * 400, None), (2, 2, "user", "short words", None)]
-    hits = within_budget(rows, {}, 10, ESTIMATE)
+    hits = within_budget(rows, {}, "words", 10, ESTIMATE)
     assert [h.message_id for h in hits] == [1, 2] or [h.message_id for h in hits] == [2]
     assert sum(h.tokens for h in hits) <= 10
+
+
+def test_a_long_match_is_cut_around_the_term_at_its_end(
+    store: Store, compacted: tuple[str, set[int], set[int]]
+) -> None:
+    """A tool result of 3,000 characters says ``wordN`` last: a budget of 200 tokens (100 for
+    one match) keeps the window that ends with it, and says what was cut before it."""
+    session_id, gone, _live = compacted
+    messages = planted()
+    old = min(i for i in gone if messages[i].role == "tool")
+    found = store.recall(session_id, f"word{old}", 200, ESTIMATE)
+    [hit] = found.hits
+    assert hit.truncated and hit.tokens <= 100
+    assert hit.content.endswith(f"word{old}") and hit.content.startswith("… [")
+    cut = int(hit.content.split("[", 1)[1].split()[0])
+    assert cut + len(hit.content.split("] … ", 1)[1]) == len(messages[old].content)
+
+
+def test_a_cut_match_keeps_the_query_words_and_the_secret_stays_hidden(
+    store: Store, compacted: tuple[str, set[int], set[int]]
+) -> None:
+    session_id, _gone, _live = compacted
+    found = store.recall(session_id, "迁移失败 deploy_key_alpha", 100, ESTIMATE)
+    [hit] = found.hits
+    assert hit.truncated and hit.tokens <= 50
+    assert "数据库迁移失败了 deploy_key_alpha" in hit.content and SECRET not in hit.content
