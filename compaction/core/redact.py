@@ -59,11 +59,14 @@ def _casings(word: str) -> list[str]:
 
 # A value is not a call (``secrets = load_secrets()``) and stops at an "&" that starts the next
 # query parameter (``access_token=x&state=y``); a bare "token" value holds a digit and is not a
-# path; "Basic" takes base64 only.
+# path; "Basic" takes base64 only. A header's scheme and its value share a line, and a value
+# with a "/" before a dotted name is a file (``token src/app/mod_12.py``; base64 has no ".",
+# a JWT is matched by "eyJ").
 _VALUE = r"[\"']?\s*[:=]\s*[\"']?)(?:[^\s\"',;()&]|&(?![\w.\-]+=)){6,}(?![\w(])"
-_BEARER = r"\s+)(?!/)[A-Za-z0-9._~+/\-]{16,}=*"
-_TOKEN = r"\s+)(?=[A-Za-z0-9._~+/\-]*\d)(?!/)[A-Za-z0-9._~+/\-]{16,}=*"
-_BASIC = r"\s+)[A-Za-z0-9+/]{16,}={0,2}(?![\w-])"
+_NOT_FILE = r"(?![A-Za-z0-9._~+\-]*/[A-Za-z0-9._~+/\-]*\.[A-Za-z])"
+_BEARER = r"[ \t]+)(?!/)" + _NOT_FILE + r"[A-Za-z0-9._~+/\-]{16,}=*"
+_TOKEN = r"[ \t]+)(?=[A-Za-z0-9._~+/\-]*\d)(?!/)" + _NOT_FILE + r"[A-Za-z0-9._~+/\-]{16,}=*"
+_BASIC = r"[ \t]+)[A-Za-z0-9+/]{16,}={0,2}(?![\w-])"
 # ``curl -u user:password`` (or ``-su``, ``--user``), anywhere on the command's line
 _CURL_USER = r"\b[^\n]*?\s(?:-[A-Za-z]*u|--user)(?:\s+|=)[\"']?[^\s:\"']+:)[^\s\"']+"
 

@@ -77,6 +77,10 @@ def test_key_shapes_are_replaced_whole(secret: str) -> None:
             "curl -H 'Authorization: Bearer abcdefghijklmnop1234567890.xyz' https://x.io",
             f"curl -H 'Authorization: Bearer {REDACTED}' https://x.io",
         ),
+        (  # base64 holds "/" but no ".": still a token, not a file
+            "Authorization: Token ab/cd1234567890efgh+ij/kl==",
+            f"Authorization: Token {REDACTED}",
+        ),
         (
             "authorization: bearer AbCdEfGhIjKlMnOpQrStUv==",
             f"authorization: bearer {REDACTED}",
@@ -205,6 +209,10 @@ def test_several_secrets_in_one_text() -> None:
         "-----END PUBLIC KEY-----",
         "The password reset flow sends an email; the secret is to retry.",
         "Use the Bearer scheme for auth.",
+        # a file named after "token" (docs/survival.md): the next line, or a path on the same
+        "cache_token\nsrc/about/mod_859.py:353: x = 1",
+        "grep token src/about/mod_859.py",
+        "Bearer ../vendor/lib/auth_12.js",
         "npm install --save-dev typescript",
         "你好，这是一个普通的中文句子，没有任何密钥。",
     ],
