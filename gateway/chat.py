@@ -1,10 +1,10 @@
 """One turn of a conversation through the gateway (docs/architecture.md, "The gateway"): the
 user's message is stored, the pre-call check runs (``AsyncProducers.ensure_compacted``, which
 waits while a compaction of the session is queued or running, so a message sent meanwhile is
-answered from the compacted view), the chat model answers, its reply is stored and
-``token_update`` carries its usage; the call's tokens per segment and the pre-call decision
-are recorded (``Producers.record_turn``). Both stored messages go to every client of the
-session, on every gateway (the hub).
+answered from the compacted view), the chat model answers, its reply is stored with the
+call's tokens per segment and the pre-call decision (``producers.stats.turn_stat``, one
+transaction) and ``token_update`` carries its usage. Both stored messages go to every client
+of the session, on every gateway (the hub).
 
 One turn of a session at a time, whichever gateway process takes it: the turn holds
 ``<prefix>:turn:<sessionId>`` in Redis (redis-py's ``Lock``, renewed while it runs); a turn
@@ -32,13 +32,14 @@ from compaction.core.messages import Message
 from compaction.gateway.chat_model import ChatModel, ChatModels, storable
 from compaction.gateway.hub import Hub
 from compaction.gateway.responses import EnsuredFigures, HistoryRow, Turn
-from compaction.producers import trigger
+from compaction.producers import stats, trigger
 from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
 from compaction.service import logs
 from compaction.service.keys import turn_key
 from compaction.store import StoredMessage
+from compaction.store.token_stats import TokenStat
 from compaction.tools import run_tool_call
 from compaction.worker.llm import Completion
 
@@ -151,25 +152,29 @@ class Turns:
             socket.answering = True
         completion, usage = await self._answer(session_id, chat_model, ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply = await asyncio.to_thread(self._store, session_id, answer)
+        reply = await asyncio.to_thread(
+            self._store_reply, session_id, answer, ensured, usage, chat_model.name
+        )
         await self._show(session_id, reply)
         if socket is not None:
             socket.replied = True
-        # one thread hop for both (docs/benchmarks.md, "Overheads")
-        await asyncio.to_thread(self._close, session_id, ensured, usage, chat_model.name, model)
+        await asyncio.to_thread(self.ctx.publish_token_update, session_id, model=model, usage=usage)
         return TurnResult(reply, ensured, usage)
 
-    def _close(
+    def _store_reply(
         self,
         session_id: str,
+        answer: Message,
         ensured: Ensured,
         usage: TokenUsage,
         answered_by: str,
-        model: str | None,
-    ) -> None:
-        """The turn's token record, then ``token_update`` with its usage."""
-        self.ctx.record_turn(session_id, ensured, usage, answered_by)
-        self.ctx.publish_token_update(session_id, model=model, usage=usage)
+    ) -> HistoryRow:
+        """The reply and the turn's token record (``stats.turn_stat``), one transaction: one
+        commit less on every turn (docs/benchmarks.md, "Overheads")."""
+        stat = stats.turn_stat(self.ctx, session_id, ensured, usage, answered_by)
+        row = self._store(session_id, answer, stat)
+        stats.log_decision(stat)
+        return row
 
     async def _answer(
         self, session_id: str, chat_model: ChatModel, context: Sequence[Message]
@@ -226,10 +231,13 @@ class Turns:
         chat_model = self.models.for_session(session.agent, session.model)
         return chat_model, self._store(session_id, message)
 
-    def _store(self, session_id: str, message: Message) -> HistoryRow:
-        """Append ``message``; its history row, built from what was written (a new row is not
-        compacted, pruned, pinned or a summary, and has no metadata) instead of read back."""
-        ((message_id, seq),) = self.ctx.store.append_positioned(session_id, [message])
+    def _store(
+        self, session_id: str, message: Message, stat: TokenStat | None = None
+    ) -> HistoryRow:
+        """Append ``message`` (with ``stat``, the turn's figures); its history row, built from
+        what was written (a new row is not compacted, pruned, pinned or a summary, and has no
+        metadata) instead of read back."""
+        ((message_id, seq),) = self.ctx.store.append_positioned(session_id, [message], stat=stat)
         written = Message.from_trusted(
             message.role,
             message.content,

@@ -78,6 +78,19 @@ def write_session(factory: sessionmaker[Session]) -> Iterator[Session]:
             raise
 
 
+@contextmanager
+def write_connection(factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """``write_session`` on a Core connection: one transaction, committed on success, rolled
+    back on any error, ``db_error`` for a driver error, the write lock up front on SQLite. For
+    the few plain statements of a chat turn's writes: no ORM session and unit of work around
+    them (docs/benchmarks.md, "Overheads")."""
+    engine: Engine = factory.kw["bind"]
+    with _database_errors(), engine.connect() as connection:
+        connection.execution_options(**{_BEGIN: "IMMEDIATE"})
+        with connection.begin():
+            yield connection
+
+
 #: reads on a server database run in autocommit: no BEGIN and ROLLBACK round trips around
 #: what is usually one SELECT (the per-turn threshold check's hot path)
 _AUTOCOMMIT = {"isolation_level": "AUTOCOMMIT"}

@@ -27,10 +27,17 @@ from compaction.core.contract import NAME_RULE, SESSION_ID_RULE, valid_name, val
 from compaction.core.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
 from compaction.core.messages import Message
 from compaction.core.storable import check_storable
-from compaction.store.db import Repository, read_connection, read_session, write_session
+from compaction.store.db import (
+    Repository,
+    read_connection,
+    read_session,
+    write_connection,
+    write_session,
+)
 from compaction.store.models import Agent, ChatSession
 from compaction.store.models import Message as MessageRow
 from compaction.store.records import SessionInfo
+from compaction.store.token_stats import TokenStat, insert_token_stat
 
 
 def message_values(message: Message) -> dict[str, Any]:
@@ -138,6 +145,8 @@ def _stored_ids_query(elements: Callable[..., Any]) -> CompoundSelect[Any]:
     return union_all(open_calls, results)
 
 
+_INSERT_MESSAGES = insert(MessageRow).returning(MessageRow.id, sort_by_parameter_order=True)
+
 _SESSION_ROW = select(
     ChatSession.id,
     ChatSession.agent_id,
@@ -153,15 +162,15 @@ _STORED_IDS = {
 
 
 def _check_stored_ids(
-    session: Session, session_id: str, calls: dict[str, int], results: dict[str, int]
+    conn: Connection, session_id: str, calls: dict[str, int], results: dict[str, int]
 ) -> None:
     """Refuse a call id the session stores already, and a second result for a stored call: a
     compaction refuses a history that repeats one (docs/architecture.md, "The algorithm")."""
     if not calls and not results:
         return
-    query = _STORED_IDS[session.get_bind().dialect.name]
+    query = _STORED_IDS[conn.dialect.name]
     params = {"b_session": session_id, "b_calls": list(calls), "b_ids": [*calls, *results]}
-    found = session.execute(query, params).all()
+    found = conn.execute(query, params).all()
     stored = {id_ for _kind, id_ in found}  # a call, or the call a stored result answers
     answered = {id_ for kind, id_ in found if kind == "result"}
     clashes = [
@@ -185,42 +194,39 @@ def _insert_messages(
     metadata: Mapping[str, Any] | None,
 ) -> list[int]:
     """Append checked messages in the caller's transaction; returns their ids."""
-    return [id_ for id_, _ in _insert_positioned(session, session_id, messages, metadata)]
+    conn = session.connection()
+    return [id_ for id_, _ in _insert_positioned(conn, session_id, messages, metadata)]
 
 
 def _insert_positioned(
-    session: Session,
+    conn: Connection,
     session_id: str,
     messages: Sequence[Message],
     metadata: Mapping[str, Any] | None,
 ) -> list[tuple[int, int]]:
-    """``_insert_messages``, each new row's id with its seq."""
+    """``_insert_messages``, each new row's id with its seq, on a Core connection (an ORM
+    session's own, or ``write_connection``'s)."""
     if not messages:
         return []
     calls, results = _batch_ids(messages)
-    first = reserve_seqs(session, session_id, len(messages))
+    first = reserve_seqs(conn, session_id, len(messages))
     # The UPDATE above locks the session row, so no concurrent append slips an id in between;
     # a session whose first seq this is holds nothing to clash with.
     if first > 1:
-        _check_stored_ids(session, session_id, calls, results)
+        _check_stored_ids(conn, session_id, calls, results)
     rows = [
         {
             **message_values(m),
             "session_id": session_id,
             "seq": first + i,
             "seq_minor": 0,
-            "meta": dict(metadata) if metadata else None,
+            "metadata": dict(metadata) if metadata else None,  # the column's key (Core)
         }
         for i, m in enumerate(messages)
     ]
-    # render_nulls keeps one statement shape for every row, so the driver batches them all
-    # (the ORM default splits the batch wherever a NULL column changes).
-    ids = session.scalars(
-        insert(MessageRow)
-        .returning(MessageRow.id, sort_by_parameter_order=True)
-        .execution_options(render_nulls=True),
-        rows,
-    ).all()
+    # A Core INSERT: every row has the same keys (NULLs rendered), so one statement batches
+    # them all, without the ORM's bulk-insert machinery (docs/benchmarks.md, "Overheads").
+    ids = conn.execute(_INSERT_MESSAGES, rows).scalars().all()
     return [(id_, first + i) for i, id_ in enumerate(ids)]
 
 
@@ -271,10 +277,7 @@ class Sessions(Repository):
         # A plain row on a Core connection, the statement built once: the threshold check reads
         # this before every model call.
         with read_connection(self.factory) as connection:
-            row = connection.execute(_SESSION_ROW, {"b_session": session_id}).first()
-        if row is None:
-            raise SessionNotFound(f"session {session_id!r} not found")
-        return SessionInfo(*row)
+            return _require_row(connection, session_id)
 
     def rename_session(self, session_id: str, title: str | None) -> None:
         """The name a user sees (``NAME_RULE``); ``None`` clears it (the id names the session
@@ -311,16 +314,36 @@ class Sessions(Repository):
             return _insert_messages(session, session_id, parsed, metadata)
 
     def append_positioned(
-        self, session_id: str, messages: Sequence[Message | Mapping[str, Any]]
+        self,
+        session_id: str,
+        messages: Sequence[Message | Mapping[str, Any]],
+        *,
+        stat: TokenStat | None = None,
     ) -> list[tuple[int, int]]:
         """``append_messages``, each new row's id with its seq: a caller that shows what it
-        stored builds the rows from its own messages instead of reading them back (the
-        gateway's turn, docs/benchmarks.md, "Overheads")."""
+        stored builds the rows from its own messages instead of reading them back. ``stat``:
+        the turn's token figures, written in the same transaction (a chat turn's reply and its
+        record are one commit: docs/benchmarks.md, "Overheads"). Plain Core statements."""
         parsed = parse_messages(messages)
-        if not parsed:
+        if stat is not None and stat.session_id != session_id:
+            raise InvalidRequest("the token figures belong to another session")
+        if not parsed and stat is None:
             return []
-        with write_session(self.factory) as session:
-            return _insert_positioned(session, session_id, parsed, None)
+        with write_connection(self.factory) as conn:
+            positions = _insert_positioned(conn, session_id, parsed, None)
+            if stat is not None:
+                if not parsed:  # no append to prove the session exists
+                    _require_row(conn, session_id)
+                insert_token_stat(conn, stat)
+            return positions
+
+
+def _require_row(conn: Connection, session_id: str) -> SessionInfo:
+    """The session's row; ``session_not_found`` without one."""
+    row = conn.execute(_SESSION_ROW, {"b_session": session_id}).first()
+    if row is None:
+        raise SessionNotFound(f"session {session_id!r} not found")
+    return SessionInfo(*row)
 
 
 def _add_agent(
