@@ -1,10 +1,10 @@
 """The producers' one object (docs/architecture.md, "Layers"): the resources they use (settings,
-the store, Redis, and the per-instance caches: token estimates, session contexts), and a method
-for everything a gateway calls, each delegating to the module that implements it
-(``trigger``, ``ensure``, ``wait``, ``tokens``, ``stats``, ``relay``); ``aio()`` gives the
-asyncio twin (``producers.aio.AsyncProducers``). A gateway builds one ``Producers`` at start-up;
-the module-level functions of ``producers`` use a default one built from the settings on first
-use (or the one given to ``producers.configure``).
+the store, Redis, and the per-instance caches: token estimates, session contexts, standing
+compactions), and a method for everything a gateway calls, each delegating to the module that
+implements it (``trigger``, ``ensure``, ``wait``, ``tokens``, ``stats``, ``relay``); ``aio()``
+gives the asyncio twin (``producers.aio.AsyncProducers``). A gateway builds one ``Producers`` at
+start-up; the module-level functions of ``producers`` use a default one built from the settings
+on first use (or the one given to ``producers.configure``).
 
 Those modules take a ``Producers`` as their first argument and import it for typing only; this
 module imports them as modules, so that whichever loads first, the other's names are read at
@@ -34,6 +34,7 @@ from compaction.producers import (
 from compaction.producers import recall as recalls
 from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
+from compaction.producers.standing import StandingCounts
 from compaction.service.context import SessionContext, SessionContexts
 from compaction.service.defaults import Default
 from compaction.service.redis import redis_client
@@ -58,6 +59,8 @@ class Producers:
     store: Store
     redis: redis.Redis
     estimates: SessionEstimates = field(default_factory=SessionEstimates)
+    #: the standing compactions per session version (``token_update``'s count)
+    standing: StandingCounts = field(default_factory=StandingCounts)
     #: built once: the threshold check runs before every model call
     estimator: TextEstimator = field(init=False, repr=False)
     contexts: SessionContexts = field(init=False, repr=False)

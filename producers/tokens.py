@@ -30,7 +30,7 @@ def token_update(
     current = _usage(ctx, session_id, usage)
     session = ctx.contexts.resolve(session_id, model=model)
     used, _system = used_tokens(ctx, session, None, None)
-    compactions = ctx.store.compaction_counts([session_id]).get(session_id, 0)
+    compactions = ctx.standing.of(ctx.store, session.info)
     return TokenUpdate(
         session_id=session_id,
         current=current,
