@@ -38,7 +38,7 @@ from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
 from compaction.service import logs
 from compaction.service.keys import turn_key
-from compaction.store import StoredMessage
+from compaction.store import SessionInfo, StoredMessage
 from compaction.store.token_stats import TokenStat
 from compaction.tools import run_tool_call
 from compaction.worker.llm import Completion
@@ -143,22 +143,30 @@ class Turns:
         self, session_id: str, content: str, model: str | None, socket: SocketTurn | None
     ) -> TurnResult:
         message = Message(role="user", content=content)
-        chat_model, asked = await asyncio.to_thread(self._begin, session_id, model, message)
+        chat_model, (asked, info) = await asyncio.to_thread(self._begin, session_id, model, message)
         await self._show(session_id, asked)
+        # the check goes on from the row the append returned: no read of it, nor of the message
+        # (docs/benchmarks.md, "Overheads")
         ensured = await self.aio.ensure_compacted(
-            session_id, model=model, timeout=self.wait_s, waiter=self.hub.wait_for_request
+            session_id,
+            model=model,
+            timeout=self.wait_s,
+            waiter=self.hub.wait_for_request,
+            info=info,
         )
         if socket is not None:
             socket.answering = True
         completion, usage = await self._answer(session_id, chat_model, ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply = await asyncio.to_thread(
+        reply, info = await asyncio.to_thread(
             self._store_reply, session_id, answer, ensured, usage, chat_model.name
         )
         await self._show(session_id, reply)
         if socket is not None:
             socket.replied = True
-        await asyncio.to_thread(self.ctx.publish_token_update, session_id, model=model, usage=usage)
+        await asyncio.to_thread(
+            self.ctx.publish_token_update, session_id, model=model, usage=usage, info=info
+        )
         return TurnResult(reply, ensured, usage)
 
     def _store_reply(
@@ -168,13 +176,13 @@ class Turns:
         ensured: Ensured,
         usage: TokenUsage,
         answered_by: str,
-    ) -> HistoryRow:
+    ) -> tuple[HistoryRow, SessionInfo]:
         """The reply and the turn's token record (``stats.turn_stat``), one transaction: one
         commit less on every turn (docs/benchmarks.md, "Overheads")."""
         stat = stats.turn_stat(self.ctx, session_id, ensured, usage, answered_by)
-        row = self._store(session_id, answer, stat)
+        stored = self._store(session_id, answer, stat)
         stats.log_decision(stat)
-        return row
+        return stored
 
     async def _answer(
         self, session_id: str, chat_model: ChatModel, context: Sequence[Message]
@@ -213,13 +221,13 @@ class Turns:
             )
             added.append(Message(role="tool", content=text, tool_call_id=call.id))
         for message in added:
-            row = await asyncio.to_thread(self._store, session_id, message)
+            row, _info = await asyncio.to_thread(self._store, session_id, message)
             await self._show(session_id, row)
         return added
 
     def _begin(
         self, session_id: str, model: str | None, message: Message
-    ) -> tuple[ChatModel, HistoryRow]:
+    ) -> tuple[ChatModel, tuple[HistoryRow, SessionInfo]]:
         """Who answers the session's model (``session_not_found`` for an unknown session,
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
@@ -233,11 +241,13 @@ class Turns:
 
     def _store(
         self, session_id: str, message: Message, stat: TokenStat | None = None
-    ) -> HistoryRow:
+    ) -> tuple[HistoryRow, SessionInfo]:
         """Append ``message`` (with ``stat``, the turn's figures); its history row, built from
         what was written (a new row is not compacted, pruned, pinned or a summary, and has no
-        metadata) instead of read back."""
-        ((message_id, seq),) = self.ctx.store.append_positioned(session_id, [message], stat=stat)
+        metadata) instead of read back, and the session's row as the append left it. The
+        estimates count the row now: the turn's next check reads nothing."""
+        appended = self.ctx.store.append_positioned(session_id, [message], stat=stat)
+        ((message_id, seq),) = appended.rows
         written = Message.from_trusted(
             message.role,
             message.content,
@@ -246,7 +256,8 @@ class Turns:
             message_id,
         )
         stored = StoredMessage(written, seq, 0, datetime.now(UTC))
-        return HistoryRow.of(history_rows([stored])[0])
+        self.ctx.estimates.appended(appended.session, [stored], self.ctx.estimator)
+        return HistoryRow.of(history_rows([stored])[0]), appended.session
 
     async def _show(self, session_id: str, row: HistoryRow) -> None:
         data = {"type": "message", "message": row.wire()}

@@ -27,7 +27,7 @@ from compaction.service.events import StreamCursor, final_among, is_final_for, n
 from compaction.service.keys import events_stream
 from compaction.service.queue import EnqueueResult, queued_or_running
 from compaction.service.redis import async_stream_client
-from compaction.store import SessionListing
+from compaction.store import SessionInfo, SessionListing
 
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
@@ -58,13 +58,14 @@ class AsyncProducers:
         timeout: float = 60.0,
         wait: bool = True,
         waiter: Waiter | None = None,
+        info: SessionInfo | None = None,
     ) -> Ensured:
         """``Producers.ensure_compacted``, waiting on the event loop (through ``waiter`` when
         given)."""
         ctx = self.producers
         waiter = waiter or wait_for_request
         checked = await self.check_and_enqueue(
-            session_id, model=model, messages=messages, system_prompt=system_prompt
+            session_id, model=model, messages=messages, system_prompt=system_prompt, info=info
         )
         request_id = await asyncio.to_thread(
             ensure.awaited_request, ctx, session_id, checked, wait=wait
@@ -93,6 +94,7 @@ class AsyncProducers:
         model: str | None = None,
         messages: Sequence[Message] | None = None,
         system_prompt: str | None = None,
+        info: SessionInfo | None = None,
     ) -> TriggerResult:
         return await asyncio.to_thread(
             self.producers.check_and_enqueue,
@@ -100,6 +102,7 @@ class AsyncProducers:
             model=model,
             messages=messages,
             system_prompt=system_prompt,
+            info=info,
         )
 
     async def request_manual(
@@ -154,9 +157,10 @@ class AsyncProducers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
         return await asyncio.to_thread(
-            self.producers.token_update, session_id, model=model, usage=usage
+            self.producers.token_update, session_id, model=model, usage=usage, info=info
         )
 
     async def publish_token_update(
@@ -165,9 +169,10 @@ class AsyncProducers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
         return await asyncio.to_thread(
-            self.producers.publish_token_update, session_id, model=model, usage=usage
+            self.producers.publish_token_update, session_id, model=model, usage=usage, info=info
         )
 
     def relay(self, session_id: str | None = None) -> AsyncEventRelay:

@@ -39,7 +39,7 @@ from compaction.service.context import SessionContext, SessionContexts
 from compaction.service.defaults import Default
 from compaction.service.redis import redis_client
 from compaction.service.settings import Settings
-from compaction.store import SessionListing, Store, make_sessionmaker
+from compaction.store import SessionInfo, SessionListing, Store, make_sessionmaker
 
 if TYPE_CHECKING:
     from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
@@ -93,6 +93,7 @@ class Producers:
         system_prompt: str | None = None,
         timeout: float = 60.0,
         wait: bool = True,
+        info: SessionInfo | None = None,
     ) -> Ensured:
         return ensure.ensure_compacted(
             self,
@@ -102,6 +103,7 @@ class Producers:
             system_prompt=system_prompt,
             timeout=timeout,
             wait=wait,
+            info=info,
         )
 
     def check_and_enqueue(
@@ -111,9 +113,17 @@ class Producers:
         model: str | None = None,
         messages: Sequence[Message] | None = None,
         system_prompt: str | None = None,
+        info: SessionInfo | None = None,
     ) -> TriggerResult:
+        """``info``: the session's row as the caller's append just left it, instead of a read
+        (``trigger.resolve_written``)."""
         return trigger.check_and_enqueue(
-            self, session_id, model=model, messages=messages, system_prompt=system_prompt
+            self,
+            session_id,
+            model=model,
+            messages=messages,
+            system_prompt=system_prompt,
+            info=info,
         )
 
     def request_manual(
@@ -159,9 +169,10 @@ class Producers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
-        """The session's ``token_update``, not published."""
-        return tokens.token_update(self, session_id, model=model, usage=usage)
+        """The session's ``token_update``, not published; ``info`` as ``check_and_enqueue``'s."""
+        return tokens.token_update(self, session_id, model=model, usage=usage, info=info)
 
     def publish_token_update(
         self,
@@ -169,8 +180,9 @@ class Producers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
-        return tokens.publish_token_update(self, session_id, model=model, usage=usage)
+        return tokens.publish_token_update(self, session_id, model=model, usage=usage, info=info)
 
     def relay(self, session_id: str | None = None, *, since: str | None = None) -> EventRelay:
         """An ``EventRelay`` on these resources, subscribed once returned."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -56,17 +57,29 @@ _RESERVE = (  # built once: every append and event row runs it
     update(ChatSession)
     .where(ChatSession.id == bindparam("b_session"))
     .values(last_seq=ChatSession.last_seq + bindparam("b_count"))
-    .returning(ChatSession.last_seq)
+    # the row as the append leaves it, in SessionInfo's order: a turn reads it no more
+    .returning(
+        ChatSession.id,
+        ChatSession.agent_id,
+        ChatSession.model,
+        ChatSession.compaction_version,
+        ChatSession.last_seq,
+    )
 )
 
 
 def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> int:
     """Reserve ``count`` consecutive ``seq`` values; returns the first. The UPDATE locks the
     session row, so concurrent appends queue instead of colliding."""
-    last = session.execute(_RESERVE, {"b_session": session_id, "b_count": count}).scalar()
-    if last is None:
+    return _reserve(session, session_id, count).last_seq - count + 1
+
+
+def _reserve(session: Session | Connection, session_id: str, count: int) -> SessionInfo:
+    """``reserve_seqs``: the session's row once reserved (``last_seq`` the block's last)."""
+    row = session.execute(_RESERVE, {"b_session": session_id, "b_count": count}).first()
+    if row is None:
         raise SessionNotFound(f"session {session_id!r} not found")
-    return int(last) - count + 1
+    return SessionInfo(*row)
 
 
 def check_session_id(session_id: str) -> str:
@@ -194,8 +207,19 @@ def _insert_messages(
     metadata: Mapping[str, Any] | None,
 ) -> list[int]:
     """Append checked messages in the caller's transaction; returns their ids."""
+    if not messages:
+        return []
     conn = session.connection()
-    return [id_ for id_, _ in _insert_positioned(conn, session_id, messages, metadata)]
+    return [id_ for id_, _ in _insert_positioned(conn, session_id, messages, metadata).rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What an append wrote: each new row's ``(id, seq)``, and the session's row as the append
+    left it (returned by its UPDATE: a chat turn reads it no more)."""
+
+    rows: list[tuple[int, int]]
+    session: SessionInfo
 
 
 def _insert_positioned(
@@ -203,13 +227,12 @@ def _insert_positioned(
     session_id: str,
     messages: Sequence[Message],
     metadata: Mapping[str, Any] | None,
-) -> list[tuple[int, int]]:
-    """``_insert_messages``, each new row's id with its seq, on a Core connection (an ORM
-    session's own, or ``write_connection``'s)."""
-    if not messages:
-        return []
+) -> Appended:
+    """``_insert_messages`` (at least one message), on a Core connection (an ORM session's own,
+    or ``write_connection``'s)."""
     calls, results = _batch_ids(messages)
-    first = reserve_seqs(conn, session_id, len(messages))
+    info = _reserve(conn, session_id, len(messages))
+    first = info.last_seq - len(messages) + 1
     # The UPDATE above locks the session row, so no concurrent append slips an id in between;
     # a session whose first seq this is holds nothing to clash with.
     if first > 1:
@@ -227,7 +250,7 @@ def _insert_positioned(
     # A Core INSERT: every row has the same keys (NULLs rendered), so one statement batches
     # them all, without the ORM's bulk-insert machinery (docs/benchmarks.md, "Overheads").
     ids = conn.execute(_INSERT_MESSAGES, rows).scalars().all()
-    return [(id_, first + i) for i, id_ in enumerate(ids)]
+    return Appended([(id_, first + i) for i, id_ in enumerate(ids)], info)
 
 
 class Sessions(Repository):
@@ -319,23 +342,23 @@ class Sessions(Repository):
         messages: Sequence[Message | Mapping[str, Any]],
         *,
         stat: TokenStat | None = None,
-    ) -> list[tuple[int, int]]:
-        """``append_messages``, each new row's id with its seq: a caller that shows what it
-        stored builds the rows from its own messages instead of reading them back. ``stat``:
-        the turn's token figures, written in the same transaction (a chat turn's reply and its
-        record are one commit: docs/benchmarks.md, "Overheads"). Plain Core statements."""
+    ) -> Appended:
+        """``append_messages``, each new row's id with its seq, and the session's row as the
+        append left it: a chat turn shows what it stored by building the rows from its own
+        messages, and goes on from that row, instead of reading either back. ``stat``: the
+        turn's token figures, written in the same transaction (its reply and its record are
+        one commit). Plain Core statements (docs/benchmarks.md, "Overheads")."""
         parsed = parse_messages(messages)
         if stat is not None and stat.session_id != session_id:
             raise InvalidRequest("the token figures belong to another session")
-        if not parsed and stat is None:
-            return []
         with write_connection(self.factory) as conn:
-            positions = _insert_positioned(conn, session_id, parsed, None)
+            if parsed:
+                appended = _insert_positioned(conn, session_id, parsed, None)
+            else:
+                appended = Appended([], _require_row(conn, session_id))
             if stat is not None:
-                if not parsed:  # no append to prove the session exists
-                    _require_row(conn, session_id)
                 insert_token_stat(conn, stat)
-            return positions
+            return appended
 
 
 def _require_row(conn: Connection, session_id: str) -> SessionInfo:

@@ -66,8 +66,11 @@ def test_a_reply_and_its_figures_are_one_commit(
     (``append_positioned(stat=...)``): both or neither."""
     store.create_session("s1", messages=[Message(role="user", content="q")])
     reply = Message(role="assistant", content="a")
-    ((_id, seq),) = store.append_positioned("s1", [reply], stat=stat("s1", 100))
-    assert seq == 2 and [r.total_tokens for r in store.token_stats("s1")] == [100]
+    appended = store.append_positioned("s1", [reply], stat=stat("s1", 100))
+    ((_id, seq),) = appended.rows
+    assert seq == appended.session.last_seq == 2 and [
+        r.total_tokens for r in store.token_stats("s1")
+    ] == [100]
     with monkeypatch.context() as patch:
 
         def fails(*_args: object) -> int:
