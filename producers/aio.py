@@ -64,25 +64,43 @@ class AsyncProducers:
         given)."""
         ctx = self.producers
         waiter = waiter or wait_for_request
-        checked = await self.check_and_enqueue(
-            session_id, model=model, messages=messages, system_prompt=system_prompt, info=info
-        )
-        request_id = await asyncio.to_thread(
-            ensure.awaited_request, ctx, session_id, checked, wait=wait
-        )
+
+        def check() -> tuple[TriggerResult, str | None, Ensured | None]:
+            # one thread hop when nothing is awaited, the usual turn (docs/benchmarks.md,
+            # "Overheads"): the check, the request to wait for, and what to send
+            checked = ctx.check_and_enqueue(
+                session_id, model=model, messages=messages, system_prompt=system_prompt, info=info
+            )
+            request_id = ensure.awaited_request(ctx, session_id, checked, wait=wait)
+            if request_id is not None:
+                return checked, request_id, None
+            settled = ensure.settle(
+                ctx,
+                session_id,
+                checked,
+                event=None,
+                waited=False,
+                messages=messages,
+                system_prompt=system_prompt,
+            )
+            return checked, None, settled
+
+        checked, request_id, settled = await asyncio.to_thread(check)
+        if settled is not None:
+            return settled
+        assert request_id is not None
         event: AnyEvent | None = None
-        if request_id is not None:
-            try:
-                event = await waiter(ctx, session_id, request_id, timeout)
-            except TimeoutError:
-                event = None
+        try:
+            event = await waiter(ctx, session_id, request_id, timeout)
+        except TimeoutError:
+            event = None
         return await asyncio.to_thread(
             ensure.settle,
             ctx,
             session_id,
             checked,
             event=event,
-            waited=request_id is not None,
+            waited=True,
             messages=messages,
             system_prompt=system_prompt,
         )
