@@ -74,7 +74,7 @@ class SocketTurn:
     task: asyncio.Task[None] | None = None
     #: set when the model call begins
     answering: bool = False
-    #: set once its reply is shown: what is left (the turn's figures) takes milliseconds
+    #: set as its reply is shown (stored): what is left (the turn's figures) takes milliseconds
     replied: bool = False
 
     @property
@@ -161,9 +161,9 @@ class Turns:
         reply, info = await asyncio.to_thread(
             self._store_reply, session_id, answer, ensured, usage, chat_model.name
         )
-        await self._show(session_id, reply)
-        if socket is not None:
+        if socket is not None:  # before it is shown: a client may answer it at once
             socket.replied = True
+        await self._show(session_id, reply)
         await asyncio.to_thread(
             self.ctx.publish_token_update, session_id, model=model, usage=usage, info=info
         )
