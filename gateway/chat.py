@@ -30,7 +30,7 @@ from compaction.core.contract import TokenUsage
 from compaction.core.errors import Busy
 from compaction.core.messages import Message
 from compaction.gateway.chat_model import ChatModel, ChatModels, storable
-from compaction.gateway.hub import Hub
+from compaction.gateway.hub import Delivery, Hub
 from compaction.gateway.responses import EnsuredFigures, HistoryRow, Turn
 from compaction.producers import stats, trigger
 from compaction.producers.context import Producers
@@ -50,6 +50,16 @@ log = logs.get_logger(__name__)
 TURN_TTL_S = 30.0
 #: the most times a turn asks the model again after it called the recall tool
 MAX_TOOL_ROUNDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A message the turn stored: its history row, the session's row as the append left it,
+    and what its clients are sent."""
+
+    row: HistoryRow
+    info: SessionInfo
+    delivery: Delivery
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +153,8 @@ class Turns:
         self, session_id: str, content: str, model: str | None, socket: SocketTurn | None
     ) -> TurnResult:
         message = Message(role="user", content=content)
-        chat_model, (asked, info) = await asyncio.to_thread(self._begin, session_id, model, message)
-        await self._show(session_id, asked)
+        chat_model, asked = await asyncio.to_thread(self._begin, session_id, model, message)
+        self.hub.deliver_here(session_id, asked.delivery)
         # the check goes on from the row the append returned: no read of it, nor of the message
         # (docs/benchmarks.md, "Overheads")
         ensured = await self.aio.ensure_compacted(
@@ -152,22 +162,22 @@ class Turns:
             model=model,
             timeout=self.wait_s,
             waiter=self.hub.wait_for_request,
-            info=info,
+            info=asked.info,
         )
         if socket is not None:
             socket.answering = True
         completion, usage = await self._answer(session_id, chat_model, ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply, info = await asyncio.to_thread(
+        reply = await asyncio.to_thread(
             self._store_reply, session_id, answer, ensured, usage, chat_model.name
         )
         if socket is not None:  # before it is shown: a client may answer it at once
             socket.replied = True
-        await self._show(session_id, reply)
+        self.hub.deliver_here(session_id, reply.delivery)
         await asyncio.to_thread(
-            self.ctx.publish_token_update, session_id, model=model, usage=usage, info=info
+            self.ctx.publish_token_update, session_id, model=model, usage=usage, info=reply.info
         )
-        return TurnResult(reply, ensured, usage)
+        return TurnResult(reply.row, ensured, usage)
 
     def _store_reply(
         self,
@@ -176,7 +186,7 @@ class Turns:
         ensured: Ensured,
         usage: TokenUsage,
         answered_by: str,
-    ) -> tuple[HistoryRow, SessionInfo]:
+    ) -> Stored:
         """The reply and the turn's token record (``stats.turn_stat``), one transaction: one
         commit less on every turn (docs/benchmarks.md, "Overheads")."""
         stat = stats.turn_stat(self.ctx, session_id, ensured, usage, answered_by)
@@ -221,13 +231,13 @@ class Turns:
             )
             added.append(Message(role="tool", content=text, tool_call_id=call.id))
         for message in added:
-            row, _info = await asyncio.to_thread(self._store, session_id, message)
-            await self._show(session_id, row)
+            stored = await asyncio.to_thread(self._store, session_id, message)
+            self.hub.deliver_here(session_id, stored.delivery)
         return added
 
     def _begin(
         self, session_id: str, model: str | None, message: Message
-    ) -> tuple[ChatModel, tuple[HistoryRow, SessionInfo]]:
+    ) -> tuple[ChatModel, Stored]:
         """Who answers the session's model (``session_not_found`` for an unknown session,
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
@@ -239,13 +249,12 @@ class Turns:
         chat_model = self.models.for_session(session.agent, session.model)
         return chat_model, self._store(session_id, message)
 
-    def _store(
-        self, session_id: str, message: Message, stat: TokenStat | None = None
-    ) -> tuple[HistoryRow, SessionInfo]:
-        """Append ``message`` (with ``stat``, the turn's figures); its history row, built from
-        what was written (a new row is not compacted, pruned, pinned or a summary, and has no
-        metadata) instead of read back, and the session's row as the append left it. The
-        estimates count the row now: the turn's next check reads nothing."""
+    def _store(self, session_id: str, message: Message, stat: TokenStat | None = None) -> Stored:
+        """Append ``message`` (with ``stat``, the turn's figures) and share it with the other
+        gateways (``Hub.share``, in this thread); its history row is built from what was
+        written (a new row is not compacted, pruned, pinned or a summary, and has no metadata)
+        instead of read back. The estimates count the row now: the turn's next check reads
+        nothing."""
         appended = self.ctx.store.append_positioned(session_id, [message], stat=stat)
         ((message_id, seq),) = appended.rows
         written = Message.from_trusted(
@@ -257,11 +266,10 @@ class Turns:
         )
         stored = StoredMessage(written, seq, 0, datetime.now(UTC))
         self.ctx.estimates.appended(appended.session, [stored], self.ctx.estimator)
-        return HistoryRow.of(history_rows([stored])[0]), appended.session
-
-    async def _show(self, session_id: str, row: HistoryRow) -> None:
-        data = {"type": "message", "message": row.wire()}
-        await self.hub.publish(session_id, data, via=self.ctx.redis)
+        row = HistoryRow.of(history_rows([stored])[0])
+        delivery = Delivery({"type": "message", "message": row.wire()})
+        self.hub.share(session_id, delivery, via=self.ctx.redis)
+        return Stored(row, appended.session, delivery)
 
     @contextlib.asynccontextmanager
     async def _hold(self, session_id: str) -> AsyncIterator[None]:
