@@ -98,7 +98,7 @@ def instrument(resources: Resources, timers: Timers) -> None:
     tokens.session_warning = timers.sync("gate warning", tokens.session_warning)  # type: ignore[attr-defined]
     tokens.remember_usage = timers.sync("remember_usage", tokens.remember_usage)  # type: ignore[attr-defined]
     tokens.EventPublisher = _timed_publisher(timers)  # type: ignore[attr-defined]
-    resources.hub.publish = timers.aio("hub.publish", resources.hub.publish)  # type: ignore[method-assign]
+    resources.hub.share = timers.sync("hub.share", resources.hub.share)  # type: ignore[method-assign]
     resources.turns.aio = ctx.aio()  # the twin of the instrumented producers
     models = resources.turns.models
     for_session = models.for_session

@@ -1,10 +1,10 @@
 """One turn of a conversation through the gateway (docs/architecture.md, "The gateway"): the
 user's message is stored, the pre-call check runs (``AsyncProducers.ensure_compacted``, which
 waits while a compaction of the session is queued or running, so a message sent meanwhile is
-answered from the compacted view), the chat model answers, its reply is stored and
-``token_update`` carries its usage; the call's tokens per segment and the pre-call decision
-are recorded (``Producers.record_turn``). Both stored messages go to every client of the
-session, on every gateway (the hub).
+answered from the compacted view), the chat model answers, its reply is stored with the
+call's tokens per segment and the pre-call decision (``producers.stats.turn_stat``, one
+transaction) and ``token_update`` carries its usage. Both stored messages go to every client
+of the session, on every gateway (the hub).
 
 One turn of a session at a time, whichever gateway process takes it: the turn holds
 ``<prefix>:turn:<sessionId>`` in Redis (redis-py's ``Lock``, renewed while it runs); a turn
@@ -30,15 +30,16 @@ from compaction.core.contract import TokenUsage
 from compaction.core.errors import Busy
 from compaction.core.messages import Message
 from compaction.gateway.chat_model import ChatModel, ChatModels, storable
-from compaction.gateway.hub import Hub
+from compaction.gateway.hub import Delivery, Hub
 from compaction.gateway.responses import EnsuredFigures, HistoryRow, Turn
-from compaction.producers import trigger
+from compaction.producers import stats, trigger
 from compaction.producers.context import Producers
 from compaction.producers.ensure import Ensured
 from compaction.producers.views import history_rows
 from compaction.service import logs
 from compaction.service.keys import turn_key
-from compaction.store import StoredMessage
+from compaction.store import SessionInfo, StoredMessage
+from compaction.store.token_stats import TokenStat
 from compaction.tools import run_tool_call
 from compaction.worker.llm import Completion
 
@@ -49,6 +50,16 @@ log = logs.get_logger(__name__)
 TURN_TTL_S = 30.0
 #: the most times a turn asks the model again after it called the recall tool
 MAX_TOOL_ROUNDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A message the turn stored: its history row, the session's row as the append left it,
+    and what its clients are sent."""
+
+    row: HistoryRow
+    info: SessionInfo
+    delivery: Delivery
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +84,7 @@ class SocketTurn:
     task: asyncio.Task[None] | None = None
     #: set when the model call begins
     answering: bool = False
-    #: set once its reply is shown: what is left (the turn's figures) takes milliseconds
+    #: set as its reply is shown (stored): what is left (the turn's figures) takes milliseconds
     replied: bool = False
 
     @property
@@ -143,33 +154,45 @@ class Turns:
     ) -> TurnResult:
         message = Message(role="user", content=content)
         chat_model, asked = await asyncio.to_thread(self._begin, session_id, model, message)
-        await self._show(session_id, asked)
+        self.hub.deliver_here(session_id, asked.delivery)
+        # the check goes on from the row the append returned: no read of it, nor of the message
+        # (docs/benchmarks.md, "Overheads")
         ensured = await self.aio.ensure_compacted(
-            session_id, model=model, timeout=self.wait_s, waiter=self.hub.wait_for_request
+            session_id,
+            model=model,
+            timeout=self.wait_s,
+            waiter=self.hub.wait_for_request,
+            info=asked.info,
         )
         if socket is not None:
             socket.answering = True
         completion, usage = await self._answer(session_id, chat_model, ensured.messages)
         answer = Message(role="assistant", content=completion.text)
-        reply = await asyncio.to_thread(self._store, session_id, answer)
-        await self._show(session_id, reply)
-        if socket is not None:
+        reply = await asyncio.to_thread(
+            self._store_reply, session_id, answer, ensured, usage, chat_model.name
+        )
+        if socket is not None:  # before it is shown: a client may answer it at once
             socket.replied = True
-        # one thread hop for both (docs/benchmarks.md, "Overheads")
-        await asyncio.to_thread(self._close, session_id, ensured, usage, chat_model.name, model)
-        return TurnResult(reply, ensured, usage)
+        self.hub.deliver_here(session_id, reply.delivery)
+        await asyncio.to_thread(
+            self.ctx.publish_token_update, session_id, model=model, usage=usage, info=reply.info
+        )
+        return TurnResult(reply.row, ensured, usage)
 
-    def _close(
+    def _store_reply(
         self,
         session_id: str,
+        answer: Message,
         ensured: Ensured,
         usage: TokenUsage,
         answered_by: str,
-        model: str | None,
-    ) -> None:
-        """The turn's token record, then ``token_update`` with its usage."""
-        self.ctx.record_turn(session_id, ensured, usage, answered_by)
-        self.ctx.publish_token_update(session_id, model=model, usage=usage)
+    ) -> Stored:
+        """The reply and the turn's token record (``stats.turn_stat``), one transaction: one
+        commit less on every turn (docs/benchmarks.md, "Overheads")."""
+        stat = stats.turn_stat(self.ctx, session_id, ensured, usage, answered_by)
+        stored = self._store(session_id, answer, stat)
+        stats.log_decision(stat)
+        return stored
 
     async def _answer(
         self, session_id: str, chat_model: ChatModel, context: Sequence[Message]
@@ -208,13 +231,13 @@ class Turns:
             )
             added.append(Message(role="tool", content=text, tool_call_id=call.id))
         for message in added:
-            row = await asyncio.to_thread(self._store, session_id, message)
-            await self._show(session_id, row)
+            stored = await asyncio.to_thread(self._store, session_id, message)
+            self.hub.deliver_here(session_id, stored.delivery)
         return added
 
     def _begin(
         self, session_id: str, model: str | None, message: Message
-    ) -> tuple[ChatModel, HistoryRow]:
+    ) -> tuple[ChatModel, Stored]:
         """Who answers the session's model (``session_not_found`` for an unknown session,
         ``no_chat_model``: then nothing is stored), and the user's message stored."""
         session = self.ctx.contexts.resolve(session_id, model=model)
@@ -226,10 +249,14 @@ class Turns:
         chat_model = self.models.for_session(session.agent, session.model)
         return chat_model, self._store(session_id, message)
 
-    def _store(self, session_id: str, message: Message) -> HistoryRow:
-        """Append ``message``; its history row, built from what was written (a new row is not
-        compacted, pruned, pinned or a summary, and has no metadata) instead of read back."""
-        ((message_id, seq),) = self.ctx.store.append_positioned(session_id, [message])
+    def _store(self, session_id: str, message: Message, stat: TokenStat | None = None) -> Stored:
+        """Append ``message`` (with ``stat``, the turn's figures) and share it with the other
+        gateways (``Hub.share``, in this thread); its history row is built from what was
+        written (a new row is not compacted, pruned, pinned or a summary, and has no metadata)
+        instead of read back. The estimates count the row now: the turn's next check reads
+        nothing."""
+        appended = self.ctx.store.append_positioned(session_id, [message], stat=stat)
+        ((message_id, seq),) = appended.rows
         written = Message.from_trusted(
             message.role,
             message.content,
@@ -238,11 +265,11 @@ class Turns:
             message_id,
         )
         stored = StoredMessage(written, seq, 0, datetime.now(UTC))
-        return HistoryRow.of(history_rows([stored])[0])
-
-    async def _show(self, session_id: str, row: HistoryRow) -> None:
-        data = {"type": "message", "message": row.wire()}
-        await self.hub.publish(session_id, data, via=self.ctx.redis)
+        self.ctx.estimates.appended(appended.session, [stored], self.ctx.estimator)
+        row = HistoryRow.of(history_rows([stored])[0])
+        delivery = Delivery({"type": "message", "message": row.wire()})
+        self.hub.share(session_id, delivery, via=self.ctx.redis)
+        return Stored(row, appended.session, delivery)
 
     @contextlib.asynccontextmanager
     async def _hold(self, session_id: str) -> AsyncIterator[None]:

@@ -6,8 +6,9 @@ The reader is a blocking ``XREAD`` loop on the stream (``service.events.StreamCu
 ``producers.aio.AsyncEventRelay`` reads it), reconnecting with backoff when Redis goes away.
 Each subscriber has a bounded queue: one that falls behind (a stalled socket) is ended, never
 waited for, so it cannot hold up the others. The messages a gateway stores reach every gateway
-(``publish``): this process's subscribers at once, the others' through the messages stream,
-which the same ``XREAD`` reads beside the events (a process skips the entries it wrote).
+(``share``, then ``deliver_here``): this process's subscribers at once, the others' through the
+messages stream, which the same ``XREAD`` reads beside the events (a process skips the entries
+it wrote).
 
 ``wait_for_request`` is a turn's wait for a running compaction on this same reader (the
 ``waiter`` of ``AsyncProducers.ensure_compacted``).
@@ -168,25 +169,26 @@ class Hub:
     def subscribers(self, session_id: str) -> int:
         return len(self._subscribers.get(session_id, ()))
 
-    async def publish(self, session_id: str, data: dict[str, Any], *, via: redis.Redis) -> None:
-        """An object (a stored message) for every client of the session on every gateway: this
-        process's at once, the others' through the messages stream, written with ``via`` (a
-        command client: the hub's own connection waits in ``XREAD``). A Redis failure is
-        logged, not raised: the message is stored, and the other gateways' clients see it when
-        they reload, as for an event (docs/architecture.md, "Events")."""
-        delivery = Delivery(data)
-        self._fan_out(session_id, delivery)
+    def share(self, session_id: str, delivery: Delivery, *, via: redis.Redis) -> None:
+        """``delivery`` for the other gateways' clients: the messages stream, written with
+        ``via`` (a command client: the hub's own connection waits in ``XREAD``). Blocking: a
+        turn calls it in the worker thread that stored the message, one thread hop less
+        (docs/benchmarks.md, "Overheads"), then ``deliver_here`` on the event loop. A Redis
+        failure is logged, not raised: the message is stored, and the other gateways' clients
+        see it when they reload, as for an event (docs/architecture.md, "Events")."""
         fields: dict[FieldT, EncodableT] = {
             "origin": self.origin,
             "session": session_id,
             "data": delivery.text,
         }
         try:
-            await asyncio.to_thread(
-                via.xadd, self.messages, fields, maxlen=MESSAGES_MAXLEN, approximate=True
-            )
+            via.xadd(self.messages, fields, maxlen=MESSAGES_MAXLEN, approximate=True)
         except RedisError as err:
             log.error("message not shared", session_id=session_id, error=str(err))
+
+    def deliver_here(self, session_id: str, delivery: Delivery) -> None:
+        """``delivery`` for this process's clients of the session (on the event loop)."""
+        self._fan_out(session_id, delivery)
 
     def _fan_out(self, session_id: str, delivery: Delivery) -> None:
         for subscription in list(self._subscribers.get(session_id, ())):

@@ -27,7 +27,7 @@ from compaction.service.events import StreamCursor, final_among, is_final_for, n
 from compaction.service.keys import events_stream
 from compaction.service.queue import EnqueueResult, queued_or_running
 from compaction.service.redis import async_stream_client
-from compaction.store import SessionListing
+from compaction.store import SessionInfo, SessionListing
 
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
@@ -58,30 +58,49 @@ class AsyncProducers:
         timeout: float = 60.0,
         wait: bool = True,
         waiter: Waiter | None = None,
+        info: SessionInfo | None = None,
     ) -> Ensured:
         """``Producers.ensure_compacted``, waiting on the event loop (through ``waiter`` when
         given)."""
         ctx = self.producers
         waiter = waiter or wait_for_request
-        checked = await self.check_and_enqueue(
-            session_id, model=model, messages=messages, system_prompt=system_prompt
-        )
-        request_id = await asyncio.to_thread(
-            ensure.awaited_request, ctx, session_id, checked, wait=wait
-        )
+
+        def check() -> tuple[TriggerResult, str | None, Ensured | None]:
+            # one thread hop when nothing is awaited, the usual turn (docs/benchmarks.md,
+            # "Overheads"): the check, the request to wait for, and what to send
+            checked = ctx.check_and_enqueue(
+                session_id, model=model, messages=messages, system_prompt=system_prompt, info=info
+            )
+            request_id = ensure.awaited_request(ctx, session_id, checked, wait=wait)
+            if request_id is not None:
+                return checked, request_id, None
+            settled = ensure.settle(
+                ctx,
+                session_id,
+                checked,
+                event=None,
+                waited=False,
+                messages=messages,
+                system_prompt=system_prompt,
+            )
+            return checked, None, settled
+
+        checked, request_id, settled = await asyncio.to_thread(check)
+        if settled is not None:
+            return settled
+        assert request_id is not None
         event: AnyEvent | None = None
-        if request_id is not None:
-            try:
-                event = await waiter(ctx, session_id, request_id, timeout)
-            except TimeoutError:
-                event = None
+        try:
+            event = await waiter(ctx, session_id, request_id, timeout)
+        except TimeoutError:
+            event = None
         return await asyncio.to_thread(
             ensure.settle,
             ctx,
             session_id,
             checked,
             event=event,
-            waited=request_id is not None,
+            waited=True,
             messages=messages,
             system_prompt=system_prompt,
         )
@@ -93,6 +112,7 @@ class AsyncProducers:
         model: str | None = None,
         messages: Sequence[Message] | None = None,
         system_prompt: str | None = None,
+        info: SessionInfo | None = None,
     ) -> TriggerResult:
         return await asyncio.to_thread(
             self.producers.check_and_enqueue,
@@ -100,6 +120,7 @@ class AsyncProducers:
             model=model,
             messages=messages,
             system_prompt=system_prompt,
+            info=info,
         )
 
     async def request_manual(
@@ -154,9 +175,10 @@ class AsyncProducers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
         return await asyncio.to_thread(
-            self.producers.token_update, session_id, model=model, usage=usage
+            self.producers.token_update, session_id, model=model, usage=usage, info=info
         )
 
     async def publish_token_update(
@@ -165,9 +187,10 @@ class AsyncProducers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
         return await asyncio.to_thread(
-            self.producers.publish_token_update, session_id, model=model, usage=usage
+            self.producers.publish_token_update, session_id, model=model, usage=usage, info=info
         )
 
     def relay(self, session_id: str | None = None) -> AsyncEventRelay:

@@ -1,10 +1,10 @@
 """The producers' one object (docs/architecture.md, "Layers"): the resources they use (settings,
-the store, Redis, and the per-instance caches: token estimates, session contexts), and a method
-for everything a gateway calls, each delegating to the module that implements it
-(``trigger``, ``ensure``, ``wait``, ``tokens``, ``stats``, ``relay``); ``aio()`` gives the
-asyncio twin (``producers.aio.AsyncProducers``). A gateway builds one ``Producers`` at start-up;
-the module-level functions of ``producers`` use a default one built from the settings on first
-use (or the one given to ``producers.configure``).
+the store, Redis, and the per-instance caches: token estimates, session contexts, standing
+compactions), and a method for everything a gateway calls, each delegating to the module that
+implements it (``trigger``, ``ensure``, ``wait``, ``tokens``, ``stats``, ``relay``); ``aio()``
+gives the asyncio twin (``producers.aio.AsyncProducers``). A gateway builds one ``Producers`` at
+start-up; the module-level functions of ``producers`` use a default one built from the settings
+on first use (or the one given to ``producers.configure``).
 
 Those modules take a ``Producers`` as their first argument and import it for typing only; this
 module imports them as modules, so that whichever loads first, the other's names are read at
@@ -34,11 +34,12 @@ from compaction.producers import (
 from compaction.producers import recall as recalls
 from compaction.producers import relay as relays
 from compaction.producers.estimate import SessionEstimates
+from compaction.producers.standing import StandingCounts
 from compaction.service.context import SessionContext, SessionContexts
 from compaction.service.defaults import Default
 from compaction.service.redis import redis_client
 from compaction.service.settings import Settings
-from compaction.store import SessionListing, Store, make_sessionmaker
+from compaction.store import SessionInfo, SessionListing, Store, make_sessionmaker
 
 if TYPE_CHECKING:
     from compaction.core.contract import AnyEvent, TokenUpdate, TokenUsage
@@ -58,6 +59,8 @@ class Producers:
     store: Store
     redis: redis.Redis
     estimates: SessionEstimates = field(default_factory=SessionEstimates)
+    #: the standing compactions per session version (``token_update``'s count)
+    standing: StandingCounts = field(default_factory=StandingCounts)
     #: built once: the threshold check runs before every model call
     estimator: TextEstimator = field(init=False, repr=False)
     contexts: SessionContexts = field(init=False, repr=False)
@@ -90,6 +93,7 @@ class Producers:
         system_prompt: str | None = None,
         timeout: float = 60.0,
         wait: bool = True,
+        info: SessionInfo | None = None,
     ) -> Ensured:
         return ensure.ensure_compacted(
             self,
@@ -99,6 +103,7 @@ class Producers:
             system_prompt=system_prompt,
             timeout=timeout,
             wait=wait,
+            info=info,
         )
 
     def check_and_enqueue(
@@ -108,9 +113,17 @@ class Producers:
         model: str | None = None,
         messages: Sequence[Message] | None = None,
         system_prompt: str | None = None,
+        info: SessionInfo | None = None,
     ) -> TriggerResult:
+        """``info``: the session's row as the caller's append just left it, instead of a read
+        (``trigger.resolve_written``)."""
         return trigger.check_and_enqueue(
-            self, session_id, model=model, messages=messages, system_prompt=system_prompt
+            self,
+            session_id,
+            model=model,
+            messages=messages,
+            system_prompt=system_prompt,
+            info=info,
         )
 
     def request_manual(
@@ -156,9 +169,10 @@ class Producers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
-        """The session's ``token_update``, not published."""
-        return tokens.token_update(self, session_id, model=model, usage=usage)
+        """The session's ``token_update``, not published; ``info`` as ``check_and_enqueue``'s."""
+        return tokens.token_update(self, session_id, model=model, usage=usage, info=info)
 
     def publish_token_update(
         self,
@@ -166,8 +180,9 @@ class Producers:
         *,
         model: str | None = None,
         usage: TokenUsage | Mapping[str, int] | None = None,
+        info: SessionInfo | None = None,
     ) -> TokenUpdate:
-        return tokens.publish_token_update(self, session_id, model=model, usage=usage)
+        return tokens.publish_token_update(self, session_id, model=model, usage=usage, info=info)
 
     def relay(self, session_id: str | None = None, *, since: str | None = None) -> EventRelay:
         """An ``EventRelay`` on these resources, subscribed once returned."""

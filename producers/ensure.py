@@ -18,6 +18,7 @@ from compaction.producers import trigger
 from compaction.producers.trigger import TriggerResult, TriggerStatus
 from compaction.producers.wait import wait_for_request
 from compaction.service.queue import queued_or_running
+from compaction.store import SessionInfo
 
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
@@ -94,12 +95,13 @@ def ensure_compacted(
     system_prompt: str | None = None,
     timeout: float = 60.0,
     wait: bool = True,
+    info: SessionInfo | None = None,
 ) -> Ensured:
     """Check, enqueue when needed, wait when the session is over its threshold (``wait``) or
     over its window (always), and return what to send. A timeout is ``timed_out``, not an
-    error: the gateway sends the uncompacted messages."""
+    error: the gateway sends the uncompacted messages. ``info``: as ``check_and_enqueue``'s."""
     checked = trigger.check_and_enqueue(
-        ctx, session_id, model=model, messages=messages, system_prompt=system_prompt
+        ctx, session_id, model=model, messages=messages, system_prompt=system_prompt, info=info
     )
     request_id = awaited_request(ctx, session_id, checked, wait=wait)
     event: AnyEvent | None = None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from compaction.core.messages import Message
 from compaction.core.tokens import TextEstimator, estimate_tokens
-from compaction.store.records import StoredMessage
+from compaction.store.records import SessionInfo, StoredMessage
 
 MAX_SESSIONS = 10_000
 
@@ -103,6 +103,29 @@ class SessionEstimates:
                 self._stored[session_id] = entry
                 _trim(self._stored)
         return entry.tokens, entry.system
+
+    def appended(
+        self, info: SessionInfo, rows: Sequence[StoredMessage], estimate: TextEstimator
+    ) -> None:
+        """Count ``rows``, which the caller just appended, ``info`` the session's row as that
+        append left it: when the count holds every row before them at that version, the next
+        ``of_store`` reads none (a chat turn, docs/benchmarks.md, "Overheads"); otherwise it
+        reads them, as before."""
+        with self._lock:
+            entry = self._stored.get(info.id)
+        if (
+            not rows
+            or entry is None
+            or entry.version != info.compaction_version
+            or rows[0].seq != entry.last_seq + 1
+            or rows[-1].seq != info.last_seq
+            or len(rows) != info.last_seq - entry.last_seq
+        ):
+            return
+        counted = entry.counted(rows, info.last_seq, estimate)
+        with self._lock:
+            if self._stored.get(info.id) is entry:  # no count moved on meanwhile
+                self._stored[info.id] = counted
 
     def forget(self, session_id: str) -> None:
         """The next count of the session starts again from its first row."""

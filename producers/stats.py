@@ -135,30 +135,41 @@ def session_item(ctx: Producers, listed: SessionListing, compactions: int) -> di
 def record_turn(
     ctx: Producers, session_id: str, ensured: Ensured, usage: TokenUsage, model: str | None
 ) -> int:
-    """Record one model call: the tokens per segment of the messages it was sent, the
-    threshold and the pre-call hook's decision; logged as ``compact decision`` (``logs.DECISIONS``,
-    shown by a default run). The messages
-    sent carry no metadata, so a stored row's segment tag counts in ``session_stats`` only.
-    The row's id."""
+    """Record one model call (``turn_stat``) and log its decision (``log_decision``); the row's
+    id. The gateway's turn writes the figures with its reply instead, in one transaction."""
+    stat = turn_stat(ctx, session_id, ensured, usage, model)
+    stat_id = ctx.store.record_token_stat(stat)
+    log_decision(stat)
+    return stat_id
+
+
+def turn_stat(
+    ctx: Producers, session_id: str, ensured: Ensured, usage: TokenUsage, model: str | None
+) -> TokenStat:
+    """One model call's figures: the tokens per segment of the messages it was sent, the
+    threshold and the pre-call hook's decision. The messages sent carry no metadata, so a
+    stored row's segment tag counts in ``session_stats`` only."""
     messages: Sequence[Message] = ensured.messages
     counts = [estimate_tokens(m, ctx.estimator) for m in messages]
-    tokens = tokens_by_segment(messages, counts)
-    stat = TokenStat(
+    return TokenStat(
         session_id=session_id,
-        tokens=tokens,
+        tokens=tokens_by_segment(messages, counts),
         total_tokens=sum(counts),
         decision=ensured.status,
         threshold_tokens=ensured.trigger.threshold_tokens,
         model=model,
         usage={"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens},
     )
-    stat_id = ctx.store.record_token_stat(stat)
+
+
+def log_decision(stat: TokenStat) -> None:
+    """The per-turn ``compact decision`` line (``logs.DECISIONS``, shown by a default run),
+    once its figures are stored."""
     decisions.info(
         "compact decision",
-        session=session_id,
+        session=stat.session_id,
         decision=stat.decision,
         total=stat.total_tokens,
         threshold=stat.threshold_tokens,
-        **tokens,
+        **stat.tokens,
     )
-    return stat_id

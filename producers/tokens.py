@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 from compaction.core.contract import ContextUsage, TokenUpdate, TokenUsage
 from compaction.core.errors import as_invalid_request
-from compaction.producers.trigger import used_tokens
+from compaction.producers.trigger import resolve_written, used_tokens
 from compaction.service.events import EventPublisher
 from compaction.service.gate import session_warning
 from compaction.service.usage import last_usage, remember_usage
+from compaction.store import SessionInfo
 
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
@@ -26,11 +27,17 @@ def token_update(
     *,
     model: str | None = None,
     usage: TokenUsage | Mapping[str, int] | None = None,
+    info: SessionInfo | None = None,
 ) -> TokenUpdate:
+    """``info``: the session's row as the caller's append just left it, instead of a read."""
     current = _usage(ctx, session_id, usage)
-    session = ctx.contexts.resolve(session_id, model=model)
+    session = (
+        ctx.contexts.resolve(session_id, model=model)
+        if info is None
+        else resolve_written(ctx, info, model)
+    )
     used, _system = used_tokens(ctx, session, None, None)
-    compactions = ctx.store.compaction_counts([session_id]).get(session_id, 0)
+    compactions = ctx.standing.of(ctx.store, session.info)
     return TokenUpdate(
         session_id=session_id,
         current=current,
@@ -61,8 +68,9 @@ def publish_token_update(
     *,
     model: str | None = None,
     usage: TokenUsage | Mapping[str, int] | None = None,
+    info: SessionInfo | None = None,
 ) -> TokenUpdate:
-    event = token_update(ctx, session_id, model=model, usage=usage)
+    event = token_update(ctx, session_id, model=model, usage=usage, info=info)
     if usage is not None:
         remember_usage(ctx.redis, ctx.settings.channel_prefix, session_id, event.current)
     EventPublisher(

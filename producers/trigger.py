@@ -15,8 +15,9 @@ from compaction.core.messages import Message
 from compaction.core.prompts import summary_language
 from compaction.core.staged import first_stage
 from compaction.core.tokens import estimate_tokens
-from compaction.service.context import SessionContext
+from compaction.service.context import SessionContext, resolve_context
 from compaction.service.queue import EnqueueResult, pending_and_running, submit
+from compaction.store import SessionInfo
 
 if TYPE_CHECKING:  # producers/context.py imports this module
     from compaction.producers.context import Producers
@@ -71,6 +72,17 @@ def used_tokens(
     return stored + prompt, prompt + leading
 
 
+def resolve_written(ctx: Producers, info: SessionInfo, model: str | None) -> SessionContext:
+    """The session's context from ``info``, its row as an append of the caller's just returned
+    it (``Store.append_positioned``): as fresh as a read, without one (a chat turn,
+    docs/benchmarks.md, "Overheads"). The agent's settings come from the contexts' cache, as a
+    read's would; a row naming another agent than the cached one is read again."""
+    cached = ctx.contexts.resolve(info.id, model=model, fresh=False)
+    if cached.info.agent_id != info.agent_id:
+        return ctx.contexts.resolve(info.id, model=model)
+    return resolve_context(ctx.settings, info, cached.agent, model=model)
+
+
 def prompt_tokens(ctx: Producers, system_prompt: str | None) -> int:
     """The tokens of a system prompt the gateway sends beside the messages."""
     if not system_prompt:
@@ -112,13 +124,19 @@ def check_and_enqueue(
     model: str | None = None,
     messages: Sequence[Message] | None = None,
     system_prompt: str | None = None,
+    info: SessionInfo | None = None,
 ) -> TriggerResult:
     """Enqueue an auto compaction when the session reaches its threshold and none is running,
     queued, or suppressed by the anti-loop rule. The agent's ``autoCompact`` mode ``ask`` or
     ``off`` answers ``asked`` or ``manual_only`` instead, unless the call would not fit the
     window (docs/architecture.md, "The gate"). Compaction switched off
-    (``COMPACTION_ENABLED``): ``disabled``, with the figures still measured."""
-    session = ctx.contexts.resolve(session_id, model=model, fresh=messages is None)
+    (``COMPACTION_ENABLED``): ``disabled``, with the figures still measured. ``info``: the
+    session's row as the caller's append just left it (``resolve_written``)."""
+    session = (
+        ctx.contexts.resolve(session_id, model=model, fresh=messages is None)
+        if info is None
+        else resolve_written(ctx, info, model)
+    )
     used, system = used_tokens(ctx, session, messages, system_prompt)
     threshold = session.threshold_tokens
 

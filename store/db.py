@@ -9,13 +9,15 @@ be upgraded.
 
 from __future__ import annotations
 
+import select
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from compaction.core.errors import DatabaseError
@@ -37,8 +39,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     # Statement parameters (message contents, a channel's key) never go into error text.
     kwargs.setdefault("hide_parameters", True)
     if make_url(url).get_backend_name() != "sqlite":
-        kwargs.setdefault("pool_pre_ping", True)
-        return create_engine(url, **kwargs)
+        engine = create_engine(url, **kwargs)
+        if not kwargs.get("pool_pre_ping"):
+            _check_liveness(engine)
+        return engine
     engine = create_engine(url, **kwargs)
 
     @event.listens_for(engine, "connect")
@@ -56,6 +60,46 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         connection.exec_driver_sql(f"BEGIN {mode}".strip())
 
     return engine
+
+
+#: a pooled connection idle longer than this is pinged when checked out (a middlebox may have
+#: dropped it without a word); one used more recently is checked without a round trip
+PING_IDLE_S = 5.0
+_RETURNED = "returned_at"
+
+
+def _check_liveness(engine: Engine) -> None:
+    """Never hand out a connection the server dropped, without ``pool_pre_ping``'s round trip
+    on every checkout (ten per chat turn, docs/benchmarks.md, "Overheads"). A server that closed
+    a connection (a restart, ``pg_terminate_backend``, its idle timeout) has sent its goodbye,
+    so the idle socket reads ready: we never ``LISTEN``, and nothing else comes unasked. A
+    connection idle past ``PING_IDLE_S`` is pinged as well. Either failure drops the pool's
+    connections and the checkout takes a new one (SQLAlchemy's "custom pessimistic ping")."""
+
+    @event.listens_for(engine, "connect")
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_connection: Any, record: Any) -> None:
+        if record is not None:
+            record.info[_RETURNED] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if dbapi_connection.closed or _readable(dbapi_connection.fileno()):
+            raise InvalidatePoolError("the server closed the connection")
+        if time.monotonic() - record.info.get(_RETURNED, 0.0) > PING_IDLE_S:
+            try:
+                engine.dialect.do_ping(dbapi_connection)
+            except engine.dialect.loaded_dbapi.Error as err:
+                raise InvalidatePoolError(f"ping failed: {type(err).__name__}") from None
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has something to read (or is closed), without waiting."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def make_sessionmaker(engine_or_url: Engine | str) -> sessionmaker[Session]:
@@ -76,6 +120,19 @@ def write_session(factory: sessionmaker[Session]) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+@contextmanager
+def write_connection(factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """``write_session`` on a Core connection: one transaction, committed on success, rolled
+    back on any error, ``db_error`` for a driver error, the write lock up front on SQLite. For
+    the few plain statements of a chat turn's writes: no ORM session and unit of work around
+    them (docs/benchmarks.md, "Overheads")."""
+    engine: Engine = factory.kw["bind"]
+    with _database_errors(), engine.connect() as connection:
+        connection.execution_options(**{_BEGIN: "IMMEDIATE"})
+        with connection.begin():
+            yield connection
 
 
 #: reads on a server database run in autocommit: no BEGIN and ROLLBACK round trips around

@@ -1,65 +1,30 @@
-"""Agents, chat sessions and appending messages (``seq`` assigned atomically)."""
+"""Agents, chat sessions and appending messages (``seq`` assigned atomically: ``appends``)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import (
-    JSON,
-    BindParameter,
-    CompoundSelect,
-    Connection,
-    bindparam,
-    column,
-    func,
-    insert,
-    literal,
-    select,
-    true,
-    union_all,
-    update,
-)
+from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from compaction.core.contract import NAME_RULE, SESSION_ID_RULE, valid_name, valid_session_id
 from compaction.core.errors import Conflict, InvalidRequest, NotFound, SessionNotFound
 from compaction.core.messages import Message
 from compaction.core.storable import check_storable
-from compaction.store.db import Repository, read_connection, read_session, write_session
-from compaction.store.models import Agent, ChatSession
-from compaction.store.models import Message as MessageRow
-from compaction.store.records import SessionInfo
-
-
-def message_values(message: Message) -> dict[str, Any]:
-    return {
-        "role": message.role,
-        "content": message.content,
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
-        ]
-        or None,
-        "tool_call_id": message.tool_call_id,
-    }
-
-
-_RESERVE = (  # built once: every append and event row runs it
-    update(ChatSession)
-    .where(ChatSession.id == bindparam("b_session"))
-    .values(last_seq=ChatSession.last_seq + bindparam("b_count"))
-    .returning(ChatSession.last_seq)
+from compaction.store.appends import Appended, insert_messages, insert_positioned
+from compaction.store.appends import reserve_seqs as reserve_seqs  # store/compactions.py's
+from compaction.store.db import (
+    Repository,
+    read_connection,
+    read_session,
+    write_connection,
+    write_session,
 )
-
-
-def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> int:
-    """Reserve ``count`` consecutive ``seq`` values; returns the first. The UPDATE locks the
-    session row, so concurrent appends queue instead of colliding."""
-    last = session.execute(_RESERVE, {"b_session": session_id, "b_count": count}).scalar()
-    if last is None:
-        raise SessionNotFound(f"session {session_id!r} not found")
-    return int(last) - count + 1
+from compaction.store.models import Agent, ChatSession
+from compaction.store.records import SessionInfo
+from compaction.store.token_stats import TokenStat, insert_token_stat
 
 
 def check_session_id(session_id: str) -> str:
@@ -90,54 +55,6 @@ def parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Mess
     return parsed
 
 
-def _batch_ids(messages: Sequence[Message]) -> tuple[dict[str, int], dict[str, int]]:
-    """The batch's call ids and the ids its tool results answer, each with its message's index;
-    an id twice among the calls, or answered twice, is refused."""
-    calls: dict[str, int] = {}
-    results: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        for call in message.tool_calls:
-            if call.id in calls:
-                raise InvalidRequest(f"message {index}: tool call id {call.id!r} is used twice")
-            calls[call.id] = index
-        if message.role == "tool" and message.tool_call_id is not None:
-            if message.tool_call_id in results:
-                raise InvalidRequest(
-                    f"message {index}: tool call id {message.tool_call_id!r} is answered twice"
-                )
-            results[message.tool_call_id] = index
-    return calls, results
-
-
-def _stored_ids_query(elements: Callable[..., Any]) -> CompoundSelect[Any]:
-    """Which ids of ``b_ids`` the session's stored tool results answer, and which of ``b_calls``
-    the calls of its last assistant turn with calls use: one query, answered by the index on
-    ``(session_id, tool_call_id)`` and a backward walk to that turn. Every earlier call of a
-    history a compaction accepts has its result stored, so the two cover every stored call.
-    ``elements`` is the dialect's expansion of a JSON array."""
-    session: BindParameter[str] = bindparam("b_session")
-    last_calls = (
-        select(MessageRow.tool_calls)
-        .where(MessageRow.session_id == session, MessageRow.tool_calls.is_not(None))
-        .order_by(MessageRow.seq.desc(), MessageRow.seq_minor.desc())
-        .limit(1)
-        .subquery()
-    )
-    element = elements(last_calls.c.tool_calls).table_valued(column("value", JSON))
-    call_id = element.c.value["id"].as_string()
-    open_calls = (
-        select(literal("call"), call_id)
-        .select_from(last_calls)
-        .join(element, true())
-        .where(call_id.in_(bindparam("b_calls", expanding=True)))
-    )
-    results = select(literal("result"), MessageRow.tool_call_id).where(
-        MessageRow.session_id == session,
-        MessageRow.tool_call_id.in_(bindparam("b_ids", expanding=True)),
-    )
-    return union_all(open_calls, results)
-
-
 _SESSION_ROW = select(
     ChatSession.id,
     ChatSession.agent_id,
@@ -145,83 +62,6 @@ _SESSION_ROW = select(
     ChatSession.compaction_version,
     ChatSession.last_seq,
 ).where(ChatSession.id == bindparam("b_session"))
-
-_STORED_IDS = {
-    "postgresql": _stored_ids_query(func.json_array_elements),
-    "sqlite": _stored_ids_query(func.json_each),
-}
-
-
-def _check_stored_ids(
-    session: Session, session_id: str, calls: dict[str, int], results: dict[str, int]
-) -> None:
-    """Refuse a call id the session stores already, and a second result for a stored call: a
-    compaction refuses a history that repeats one (docs/architecture.md, "The algorithm")."""
-    if not calls and not results:
-        return
-    query = _STORED_IDS[session.get_bind().dialect.name]
-    params = {"b_session": session_id, "b_calls": list(calls), "b_ids": [*calls, *results]}
-    found = session.execute(query, params).all()
-    stored = {id_ for _kind, id_ in found}  # a call, or the call a stored result answers
-    answered = {id_ for kind, id_ in found if kind == "result"}
-    clashes = [
-        (index, f"tool call id {id_!r} is already used in session {session_id!r}")
-        for id_, index in calls.items()
-        if id_ in stored
-    ] + [
-        (index, f"tool call id {id_!r} already has a result in session {session_id!r}")
-        for id_, index in results.items()
-        if id_ in answered
-    ]
-    if clashes:
-        index, problem = min(clashes)
-        raise InvalidRequest(f"message {index}: {problem}")
-
-
-def _insert_messages(
-    session: Session,
-    session_id: str,
-    messages: Sequence[Message],
-    metadata: Mapping[str, Any] | None,
-) -> list[int]:
-    """Append checked messages in the caller's transaction; returns their ids."""
-    return [id_ for id_, _ in _insert_positioned(session, session_id, messages, metadata)]
-
-
-def _insert_positioned(
-    session: Session,
-    session_id: str,
-    messages: Sequence[Message],
-    metadata: Mapping[str, Any] | None,
-) -> list[tuple[int, int]]:
-    """``_insert_messages``, each new row's id with its seq."""
-    if not messages:
-        return []
-    calls, results = _batch_ids(messages)
-    first = reserve_seqs(session, session_id, len(messages))
-    # The UPDATE above locks the session row, so no concurrent append slips an id in between;
-    # a session whose first seq this is holds nothing to clash with.
-    if first > 1:
-        _check_stored_ids(session, session_id, calls, results)
-    rows = [
-        {
-            **message_values(m),
-            "session_id": session_id,
-            "seq": first + i,
-            "seq_minor": 0,
-            "meta": dict(metadata) if metadata else None,
-        }
-        for i, m in enumerate(messages)
-    ]
-    # render_nulls keeps one statement shape for every row, so the driver batches them all
-    # (the ORM default splits the batch wherever a NULL column changes).
-    ids = session.scalars(
-        insert(MessageRow)
-        .returning(MessageRow.id, sort_by_parameter_order=True)
-        .execution_options(render_nulls=True),
-        rows,
-    ).all()
-    return [(id_, first + i) for i, id_ in enumerate(ids)]
 
 
 class Sessions(Repository):
@@ -264,17 +104,14 @@ class Sessions(Repository):
             session.add(ChatSession(id=session_id, agent_id=agent_id, model=model, title=title))
             if parsed:
                 session.flush()  # the session row before its messages (the foreign key)
-                _insert_messages(session, session_id, parsed, None)
+                insert_messages(session, session_id, parsed, None)
         return session_id
 
     def get_session(self, session_id: str) -> SessionInfo:
         # A plain row on a Core connection, the statement built once: the threshold check reads
         # this before every model call.
         with read_connection(self.factory) as connection:
-            row = connection.execute(_SESSION_ROW, {"b_session": session_id}).first()
-        if row is None:
-            raise SessionNotFound(f"session {session_id!r} not found")
-        return SessionInfo(*row)
+            return _require_row(connection, session_id)
 
     def rename_session(self, session_id: str, title: str | None) -> None:
         """The name a user sees (``NAME_RULE``); ``None`` clears it (the id names the session
@@ -308,19 +145,39 @@ class Sessions(Repository):
         if not parsed:
             return []
         with write_session(self.factory) as session:
-            return _insert_messages(session, session_id, parsed, metadata)
+            return insert_messages(session, session_id, parsed, metadata)
 
     def append_positioned(
-        self, session_id: str, messages: Sequence[Message | Mapping[str, Any]]
-    ) -> list[tuple[int, int]]:
-        """``append_messages``, each new row's id with its seq: a caller that shows what it
-        stored builds the rows from its own messages instead of reading them back (the
-        gateway's turn, docs/benchmarks.md, "Overheads")."""
+        self,
+        session_id: str,
+        messages: Sequence[Message | Mapping[str, Any]],
+        *,
+        stat: TokenStat | None = None,
+    ) -> Appended:
+        """``append_messages``, each new row's id with its seq, and the session's row as the
+        append left it: a chat turn shows what it stored by building the rows from its own
+        messages, and goes on from that row, instead of reading either back. ``stat``: the
+        turn's token figures, written in the same transaction (its reply and its record are
+        one commit). Plain Core statements (docs/benchmarks.md, "Overheads")."""
         parsed = parse_messages(messages)
-        if not parsed:
-            return []
-        with write_session(self.factory) as session:
-            return _insert_positioned(session, session_id, parsed, None)
+        if stat is not None and stat.session_id != session_id:
+            raise InvalidRequest("the token figures belong to another session")
+        with write_connection(self.factory) as conn:
+            if parsed:
+                appended = insert_positioned(conn, session_id, parsed, None)
+            else:
+                appended = Appended([], _require_row(conn, session_id))
+            if stat is not None:
+                insert_token_stat(conn, stat)
+            return appended
+
+
+def _require_row(conn: Connection, session_id: str) -> SessionInfo:
+    """The session's row; ``session_not_found`` without one."""
+    row = conn.execute(_SESSION_ROW, {"b_session": session_id}).first()
+    if row is None:
+        raise SessionNotFound(f"session {session_id!r} not found")
+    return SessionInfo(*row)
 
 
 def _add_agent(

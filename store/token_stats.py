@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Connection, bindparam, delete, insert, select
 
 from compaction.store.db import Repository, read_session, write_session
 from compaction.store.history import require_session
@@ -47,37 +47,11 @@ class TokenStat:
 
 class TokenStats(Repository):
     def record_token_stat(self, stat: TokenStat) -> int:
-        """Store one turn's figures (``session_not_found`` for an unknown session); the id."""
+        """Store one turn's figures (``session_not_found`` for an unknown session); the id. A
+        chat turn writes them with its reply instead (``Sessions.append_positioned``)."""
         with write_session(self.factory) as session:
             require_session(session, stat.session_id)
-            row = ContextTokenStat(
-                session_id=stat.session_id,
-                model=stat.model,
-                tokens=dict(stat.tokens),
-                total_tokens=stat.total_tokens,
-                threshold_tokens=stat.threshold_tokens,
-                decision=stat.decision,
-                usage=stat.usage,
-            )
-            session.add(row)
-            session.flush()
-            # The rows past the newest ones kept, in one statement: the newest of them found on
-            # the (session_id, id) index (none: NULL, nothing deleted). One round trip less on
-            # every turn (docs/benchmarks.md, "Overheads").
-            past = (
-                select(ContextTokenStat.id)
-                .where(ContextTokenStat.session_id == stat.session_id)
-                .order_by(ContextTokenStat.id.desc())
-                .offset(KEEP_PER_SESSION)
-                .limit(1)
-                .scalar_subquery()
-            )
-            session.execute(
-                delete(ContextTokenStat).where(
-                    ContextTokenStat.session_id == stat.session_id, ContextTokenStat.id <= past
-                )
-            )
-            return row.id
+            return insert_token_stat(session.connection(), stat)
 
     def token_stats(self, session_id: str, limit: int = 10) -> list[TokenStat]:
         """The session's newest ``limit`` rows, newest first."""
@@ -89,6 +63,41 @@ class TokenStats(Repository):
                 .limit(limit)
             )
             return [_stat(r) for r in rows]
+
+
+def insert_token_stat(conn: Connection, stat: TokenStat) -> int:
+    """Write ``stat`` in the caller's transaction, its session known to exist; the new id.
+    Plain Core statements: no ORM unit of work on a chat turn (docs/benchmarks.md,
+    "Overheads")."""
+    values = {
+        "session_id": stat.session_id,
+        "model": stat.model,
+        "tokens": dict(stat.tokens),
+        "total_tokens": stat.total_tokens,
+        "threshold_tokens": stat.threshold_tokens,
+        "decision": stat.decision,
+        "usage": stat.usage,
+    }
+    stat_id = int(conn.execute(_INSERT, values).scalar_one())
+    conn.execute(_TRIM, {"b_session": stat.session_id, "b_keep": KEEP_PER_SESSION})
+    return stat_id
+
+
+_INSERT = insert(ContextTokenStat).returning(ContextTokenStat.id)
+
+#: the rows past the newest ones kept, in one statement: the newest of them found on the
+#: (session_id, id) index (none: NULL, nothing deleted); one round trip less on every turn
+_PAST = (
+    select(ContextTokenStat.id)
+    .where(ContextTokenStat.session_id == bindparam("b_session"))
+    .order_by(ContextTokenStat.id.desc())
+    .offset(bindparam("b_keep"))
+    .limit(1)
+    .scalar_subquery()
+)
+_TRIM = delete(ContextTokenStat).where(
+    ContextTokenStat.session_id == bindparam("b_session"), ContextTokenStat.id <= _PAST
+)
 
 
 def _stat(row: ContextTokenStat) -> TokenStat:

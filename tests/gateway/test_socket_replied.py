@@ -22,13 +22,13 @@ def test_a_message_sent_on_the_reply_waits_for_the_turns_figures(
     fake_llm.script(Reply(text="first answer"), Reply(text="second answer"))
     session_id = gateway.store.create_session(model="chat-1", messages=conversation(4))
     ctx = gateway.resources.turns.ctx
-    record = ctx.record_turn
+    publish = ctx.publish_token_update
 
-    def slow_record(*args: Any, **kwargs: Any) -> None:
+    def slow_publish(*args: Any, **kwargs: Any) -> Any:
         time.sleep(1.0)  # the turn's figures, after its reply went out
-        record(*args, **kwargs)
+        return publish(*args, **kwargs)
 
-    monkeypatch.setattr(ctx, "record_turn", slow_record)
+    monkeypatch.setattr(ctx, "publish_token_update", slow_publish)
     with socket(gateway, session_id) as ws:
         ws.send({"type": "message", "content": "one"})
         ws.until(lambda f: f["type"] == "message" and f["message"]["role"] == "assistant")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import delete
 
-from compaction.core.errors import SessionNotFound
+from compaction.core.errors import DatabaseError, InvalidRequest, SessionNotFound
+from compaction.core.messages import Message
 from compaction.store import Store
+from compaction.store import sessions as sessions_module
 from compaction.store import token_stats as token_stats_module
 from compaction.store.models import ChatSession
 from compaction.store.token_stats import TokenStat
@@ -55,3 +57,31 @@ def test_unknown_session_and_cascade(store: Store) -> None:
     with store.factory.begin() as session:
         session.execute(delete(ChatSession).where(ChatSession.id == "s1"))
     assert store.token_stats("s1") == []
+
+
+def test_a_reply_and_its_figures_are_one_commit(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gateway's turn writes its reply and the turn's figures together
+    (``append_positioned(stat=...)``): both or neither."""
+    store.create_session("s1", messages=[Message(role="user", content="q")])
+    reply = Message(role="assistant", content="a")
+    appended = store.append_positioned("s1", [reply], stat=stat("s1", 100))
+    ((_id, seq),) = appended.rows
+    assert seq == appended.session.last_seq == 2 and [
+        r.total_tokens for r in store.token_stats("s1")
+    ] == [100]
+    with monkeypatch.context() as patch:
+
+        def fails(*_args: object) -> int:
+            raise DatabaseError("database error: the figures were not written")
+
+        patch.setattr(sessions_module, "insert_token_stat", fails)
+        with pytest.raises(DatabaseError):
+            store.append_positioned("s1", [reply], stat=stat("s1", 200))
+    assert [s.seq for s in store.load_history("s1")] == [1, 2]  # the reply rolled back too
+    assert [r.total_tokens for r in store.token_stats("s1")] == [100]
+    with pytest.raises(InvalidRequest):
+        store.append_positioned("s1", [reply], stat=stat("s2", 100))
+    with pytest.raises(SessionNotFound):
+        store.append_positioned("nope", [], stat=stat("nope", 100))
