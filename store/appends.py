@@ -44,7 +44,7 @@ def message_values(message: Message) -> dict[str, Any]:
     }
 
 
-_RESERVE = (  # built once: every append and event row runs it
+RESERVE_SEQS = (  # built once: every append and event row runs it
     update(ChatSession)
     .where(ChatSession.id == bindparam("b_session"))
     .values(last_seq=ChatSession.last_seq + bindparam("b_count"))
@@ -67,7 +67,7 @@ def reserve_seqs(session: Session | Connection, session_id: str, count: int) -> 
 
 def _reserve(session: Session | Connection, session_id: str, count: int) -> SessionInfo:
     """``reserve_seqs``: the session's row once reserved (``last_seq`` the block's last)."""
-    row = session.execute(_RESERVE, {"b_session": session_id, "b_count": count}).first()
+    row = session.execute(RESERVE_SEQS, {"b_session": session_id, "b_count": count}).first()
     if row is None:
         raise SessionNotFound(f"session {session_id!r} not found")
     return SessionInfo(*row)

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, insert, select
 
 from compaction.core.errors import SessionNotFound
+from compaction.store.appends import RESERVE_SEQS, reserve_seqs
 from compaction.store.models import Base, utcnow
 from compaction.store.records import EVENT_TYPE
-from compaction.store.sessions import _RESERVE, reserve_seqs
 
 _MESSAGES = Base.metadata.tables["message"]
 #: a message row (built once, values bound at execution; ``store.compactions`` for the summary)
@@ -48,7 +48,7 @@ def event_row(
 # in autocommit, where a transaction took four round trips (BEGIN, reserve, INSERT, COMMIT);
 # one statement is all or nothing on its own. SQLite has no data-modifying CTE: there the
 # two statements run in one transaction.
-_RESERVED = _RESERVE.cte("reserved")
+_RESERVED = RESERVE_SEQS.cte("reserved")
 _EVENT_COLUMNS = ("session_id", "seq_minor", "role", "content", "metadata", "created_at")
 _APPEND_EVENT = (
     insert(_MESSAGES)

@@ -14,7 +14,6 @@ from compaction.core.errors import Conflict, InvalidRequest, NotFound, SessionNo
 from compaction.core.messages import Message
 from compaction.core.storable import check_storable
 from compaction.store.appends import Appended, insert_messages, insert_positioned
-from compaction.store.appends import reserve_seqs as reserve_seqs  # store/compactions.py's
 from compaction.store.db import (
     Repository,
     read_connection,
