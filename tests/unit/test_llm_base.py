@@ -8,7 +8,7 @@ import json
 import pytest
 
 from compaction.core.errors import LlmError, LlmTimeout
-from compaction.worker.llm.base import ClientOptions, SdkClient, SdkErrors
+from compaction.worker.llm.base import ClientOptions, SdkClient, SdkErrors, as_wire
 from compaction.worker.llm.deadline import DeadlineClient
 
 KEY = "sk-test-" + "0123456789abcdef" * 2
@@ -96,3 +96,15 @@ def test_errors_hold_no_credential_of_the_base_url() -> None:
     assert (
         str(caught.value) == "fake: no route to proxy.example/v1?key=[REDACTED] as user [REDACTED]"
     )
+
+
+def test_messages_go_as_the_wire_shapes_beside_other_body_fields() -> None:
+    """``as_wire``: the messages ride in ``extra_body`` (no SDK transform), and a body field a
+    provider's rules put there already (DeepSeek's thinking switch) stays."""
+    turns = [{"role": "user", "content": "hi"}]
+    arguments = {"max_tokens": 10, "extra_body": {"thinking": {"type": "disabled"}}}
+    wired = as_wire(turns, arguments)
+    assert wired["messages"] == []
+    assert wired["extra_body"] == {"thinking": {"type": "disabled"}, "messages": turns}
+    assert wired["max_tokens"] == 10
+    assert arguments["extra_body"] == {"thinking": {"type": "disabled"}}  # not changed

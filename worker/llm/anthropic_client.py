@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import anthropic
 
@@ -15,6 +15,7 @@ from compaction.worker.llm.base import (
     Completion,
     SdkClient,
     SdkErrors,
+    as_wire,
     count_of,
     malformed,
     text_of,
@@ -51,10 +52,7 @@ class AnthropicClient(SdkClient):
             arguments["system"] = system
         if tools:
             arguments["tools"] = list(tools)
-        # the SDK types each message as a TypedDict: to_anthropic builds those shapes
-        reply = self._client.messages.create(
-            model=self.model, messages=cast(Any, turns), **arguments
-        )
+        reply = self._client.messages.create(model=self.model, **as_wire(turns, arguments))
         return completion(reply)
 
 

@@ -101,6 +101,16 @@ class SdkErrors:
     connection: type[BaseException]
 
 
+def as_wire(messages: list[dict[str, Any]], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A create call's arguments with ``messages``, built by ``compaction.core.formats`` in the
+    wire's own shapes, sent in ``extra_body`` (the SDKs' documented way to add body fields; it
+    wins over the typed argument, left empty). Typed, the SDK walks every message against its
+    TypedDicts (``maybe_transform``) to change nothing: ~75% of a 20-message call, growing with
+    the history (docs/benchmarks.md, "Overheads")."""
+    extra = {**arguments.get("extra_body", {}), "messages": messages}
+    return {**arguments, "messages": [], "extra_body": extra}
+
+
 class SdkClient:
     """The part of a provider's client that does not depend on its SDK's calls."""
 

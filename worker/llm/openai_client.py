@@ -4,7 +4,7 @@ endpoint."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import openai
 
@@ -15,6 +15,7 @@ from compaction.worker.llm.base import (
     Completion,
     SdkClient,
     SdkErrors,
+    as_wire,
     count_of,
     malformed,
     text_of,
@@ -48,10 +49,7 @@ class OpenAICompatibleClient(SdkClient):
         if tools:
             arguments["tools"] = list(tools)
         reply = self._client.chat.completions.create(
-            # the SDK types each message as a TypedDict: to_openai builds those shapes
-            model=self.model,
-            messages=cast(Any, to_openai(messages)),
-            **arguments,
+            model=self.model, **as_wire(to_openai(messages), arguments)
         )
         return completion(reply, self.provider)
 
