@@ -246,7 +246,8 @@ def report(records: list[Record]) -> None:
         f"core {med('core'):.1f} | announce {med('announce'):.1f} | "
         f"receipt {med('receipt'):.1f} | write {med('write'):.1f} | "
         f"publishes {med('publish'):.1f} | other store {med('store'):.1f} | rest {rest:.1f} "
-        "(lock, pending key, in-flight record, RQ)"
+        f"(lock, pending key, in-flight record, RQ); of all these, garbage collection "
+        f"{med('gc'):.1f}"
     )
     print(
         "     core phases: " + ", ".join(f"{p} {ms:.1f}" for p, ms in phases) + " (the "

@@ -168,6 +168,22 @@ def time_statements(store: Store, timers: Timers) -> None:
             timers.seconds[f"sql.{statement_label(statement)}"] += seconds
 
 
+def time_collections(timers: Timers) -> None:
+    """The garbage collector's pauses during the job, as ``gc`` (also inside their phases): a
+    collection that falls in the load or the core shows there as that phase's own time."""
+    started: list[float] = []
+
+    def callback(phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started and not timers.done:
+            timers.seconds["gc"] += time.perf_counter() - started.pop()
+        else:
+            started.clear()
+
+    gc.callbacks.append(callback)
+
+
 def instrument(timers: Timers) -> Runtime:
     """The runtime from the environment's settings, with the instant client and the timers
     around the store (the session contexts' reads too), the publisher, each phase of the
@@ -176,6 +192,7 @@ def instrument(timers: Timers) -> Runtime:
     runtime.client_factory = lambda channel: InstantClient(channel.model, timers)
     if os.environ.get(SQL_TIMERS):
         time_statements(runtime.store, timers)
+    time_collections(timers)
     runtime.store = TimedStore(runtime.store, timers)  # type: ignore[assignment]
     runtime.contexts.store = runtime.store
     publish = runtime.publisher.publish

@@ -10,9 +10,10 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 
-from compaction.core.errors import InvalidRequest, LockLost, SessionNotFound
+from compaction.core.errors import InvalidRequest, SessionNotFound
 from compaction.store.db import Repository, read_connection, write_session
-from compaction.store.event_rows import INSERT_MESSAGE, event_row, event_row_alone, event_values
+from compaction.store.event_rows import event_row, event_row_alone, event_values
+from compaction.store.fence import fence, insert_summary, summary_values
 from compaction.store.history import not_event
 from compaction.store.models import Base, ChatSession, utcnow
 from compaction.store.models import Message as MessageRow
@@ -29,42 +30,6 @@ Then = Callable[[Connection, AppliedCompaction], None]
 
 #: Ids per ``IN (...)`` list: well under the 65,535 parameters a PostgreSQL statement may hold.
 ID_CHUNK = 1_000
-
-
-# One UPDATE locks the session row, checks the version, bumps it and reserves ``seq`` values
-# (a concurrent writer waits on the lock, then finds the version moved).
-_FENCE = (
-    update(ChatSession)
-    .where(
-        ChatSession.id == bindparam("b_session"),
-        ChatSession.compaction_version == bindparam("b_expected"),
-    )
-    .values(
-        compaction_version=ChatSession.compaction_version + 1,
-        last_seq=ChatSession.last_seq + bindparam("b_seqs"),
-    )
-    .returning(ChatSession.compaction_version, ChatSession.last_seq)
-)
-
-
-def _fence(conn: Connection, session_id: str, expected_version: int, seqs: int) -> tuple[int, int]:
-    """Bump the session's version if it is still ``expected_version`` and reserve ``seqs``
-    ``seq`` values. Returns the new version and the first reserved ``seq``."""
-    row = conn.execute(
-        _FENCE, {"b_session": session_id, "b_expected": expected_version, "b_seqs": seqs}
-    ).one_or_none()
-    if row is None:
-        current = conn.scalar(
-            select(ChatSession.compaction_version).where(ChatSession.id == session_id)
-        )
-        if current is None:
-            raise SessionNotFound(f"session {session_id!r} not found")
-        raise LockLost(
-            f"session {session_id!r} is at compaction version {current}, not "
-            f"{expected_version}: another run won; nothing written"
-        )
-    version, last_seq = row
-    return int(version), int(last_seq) - seqs + 1
 
 
 # The middle, marked by its seq range in one statement (no id lists: a 10,000-message middle
@@ -113,27 +78,14 @@ def _insert_run(conn: Connection, origin: RunOrigin, values: dict[str, Any]) -> 
 
 
 def _replace_middle(
-    conn: Connection, session_id: str, summary: SummaryWrite, version: int, now: datetime
-) -> tuple[int, int]:
-    """Insert the summary and mark the middle it replaces but the rows the core kept; returns
-    the summary's id and the rows marked. A pinned row is never marked (docs/architecture.md,
-    "Pins"): one the core did not keep refuses the write. The pins are looked for only when the
-    count is off (a pinned row is left unmarked, so it always is): one round trip less."""
+    conn: Connection, session_id: str, summary: SummaryWrite, summary_id: int, now: datetime
+) -> int:
+    """Mark the middle the summary ``summary_id`` replaces but the rows the core kept; returns
+    the rows marked. A pinned row is never marked (docs/architecture.md, "Pins"): one the core
+    did not keep refuses the write. The pins are looked for only when the count is off (a
+    pinned row is left unmarked, so it always is): one round trip less."""
     bounds = {"b_session": session_id, "b_first": summary.first_seq, "b_last": summary.last_seq}
     kept = {"b_kept": list(summary.kept_ids)}
-    summary_id = int(
-        conn.execute(
-            INSERT_MESSAGE,
-            {
-                "session_id": session_id,
-                "seq": summary.last_seq,
-                "seq_minor": version,
-                "role": "user",
-                "content": summary.text,
-                "is_compaction_summary": True,
-            },
-        ).scalar_one()
-    )
     removed = conn.execute(
         _MARK_RANGE, {**bounds, **kept, "b_summary": summary_id, "b_now": now}
     ).rowcount
@@ -145,7 +97,7 @@ def _replace_middle(
             f"seq {summary.first_seq}..{summary.last_seq} holds {removed} visible rows, not "
             f"the {summary.expected_removed} that were compacted (already compacted?)"
         )
-    return summary_id, removed
+    return removed
 
 
 # Kept tool rows of the tail marked pruned, built once like the statements above (a statement
@@ -204,12 +156,20 @@ class Compactions(Repository):
         now = utcnow()
         with write_session(self.factory) as session:
             conn = session.connection()
-            version, event_seq = _fence(
-                conn, session_id, write.expected_version, 1 if write.event else 0
+            values = summary_values(session_id, summary, now) if summary else None
+            one_statement = values is not None and conn.dialect.name == "postgresql"
+            version, event_seq, summary_id = fence(
+                conn,
+                session_id,
+                write.expected_version,
+                1 if write.event else 0,
+                values if one_statement else None,
             )
-            summary_id, removed = (
-                _replace_middle(conn, session_id, summary, version, now) if summary else (None, 0)
-            )
+            removed = 0
+            if summary and values:
+                if summary_id is None:
+                    summary_id = insert_summary(conn, values, version)
+                removed = _replace_middle(conn, session_id, summary, summary_id, now)
             run_id = _insert_run(
                 conn,
                 write.origin,

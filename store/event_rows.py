@@ -13,9 +13,9 @@ from compaction.store.appends import RESERVE_SEQS, reserve_seqs
 from compaction.store.models import Base, utcnow
 from compaction.store.records import EVENT_TYPE
 
-_MESSAGES = Base.metadata.tables["message"]
+MESSAGES = Base.metadata.tables["message"]
 #: a message row (built once, values bound at execution; ``store.compactions`` for the summary)
-INSERT_MESSAGE = insert(_MESSAGES).returning(_MESSAGES.c.id)
+INSERT_MESSAGE = insert(MESSAGES).returning(MESSAGES.c.id)
 
 
 def event_values(session_id: str, event: str, text: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -51,18 +51,18 @@ def event_row(
 _RESERVED = RESERVE_SEQS.cte("reserved")
 _EVENT_COLUMNS = ("session_id", "seq_minor", "role", "content", "metadata", "created_at")
 _APPEND_EVENT = (
-    insert(_MESSAGES)
+    insert(MESSAGES)
     .from_select(
         ["seq", *_EVENT_COLUMNS],
         select(
             _RESERVED.c.last_seq,
             # bound as ``e_<column>``: a parameter named as a column of ``chat_session``
             # (``created_at``) would also be SET by the CTE's UPDATE
-            *(bindparam(f"e_{name}", type_=_MESSAGES.c[name].type) for name in _EVENT_COLUMNS),
+            *(bindparam(f"e_{name}", type_=MESSAGES.c[name].type) for name in _EVENT_COLUMNS),
         ),
         include_defaults=False,  # the flags' server defaults (false), as the models declare
     )
-    .returning(_MESSAGES.c.id)
+    .returning(MESSAGES.c.id)
 )
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, or_, select
+from sqlalchemy import ColumnElement, Connection, Select, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from compaction.core.errors import InvalidRequest, SessionNotFound
 from compaction.core.messages import Message, trusted_tool_call
 from compaction.core.pruning import PLACEHOLDER
-from compaction.store.db import Repository, read_session
+from compaction.store.db import Repository, read_connection, read_session
 from compaction.store.models import ChatSession, CompactionRun
 from compaction.store.models import Message as MessageRow
 from compaction.store.records import EVENT_TYPE, StoredMessage, View
@@ -100,7 +100,7 @@ def to_stored(row: Sequence[Any], placeholder: str | None = None) -> StoredMessa
     )
 
 
-def _placeholders(session: Session, rows: Sequence[Any]) -> dict[int, str]:
+def _placeholders(session: Session | Connection, rows: Sequence[Any]) -> dict[int, str]:
     """The placeholder of each pruned run, in the language that run summarized in."""
     # By position: by-name access on every row costs more than the query here.
     run_ids = {r[_PRUNED_RUN] for r in rows if r[_PRUNED_AT] is not None and r[_PRUNED_RUN]}
@@ -112,7 +112,7 @@ def _placeholders(session: Session, rows: Sequence[Any]) -> dict[int, str]:
     return {run_id: PLACEHOLDER.get(lang or "en", PLACEHOLDER["en"]) for run_id, lang in languages}
 
 
-def require_session(session: Session, session_id: str) -> None:
+def require_session(session: Session | Connection, session_id: str) -> None:
     if session.scalar(select(ChatSession.id).where(ChatSession.id == session_id)) is None:
         raise SessionNotFound(f"session {session_id!r} not found")
 
@@ -143,17 +143,18 @@ _HISTORY_QUERIES = {
 
 
 def read_view(
-    session: Session, session_id: str, view: View = "compacted", after_seq: int = 0
+    session: Session | Connection, session_id: str, view: View = "compacted", after_seq: int = 0
 ) -> list[StoredMessage]:
-    """``History.load_history`` inside a transaction the caller holds (a pin checks the view
-    it is about to change: ``compaction.store.pins``)."""
+    """``History.load_history`` on a connection, or inside a transaction the caller holds (a
+    pin checks the view it is about to change: ``compaction.store.pins``)."""
     query = _HISTORY_QUERIES.get((view, after_seq > 0))
     if query is None:
         expected = ", ".join(repr(v) for v in _VIEWS)
         raise InvalidRequest(f"unknown view {view!r}; expected one of {expected}")
     params = {"session_id": session_id, "after_seq": after_seq}
     # Core execution: the ORM's result machinery adds nothing for plain columns.
-    rows = session.connection().execute(query, params).all()
+    conn = session.connection() if isinstance(session, Session) else session
+    rows = conn.execute(query, params).all()
     if not rows:  # an empty session, or none at all: only then one more query
         require_session(session, session_id)
     if view == "full":
@@ -173,8 +174,10 @@ class History(Repository):
     ) -> list[StoredMessage]:
         """The session's history in ``view`` (compacted: the model's; display: the user's
         screen; full: every row); ``after_seq`` keeps only later rows (incremental reads)."""
-        with read_session(self.factory) as session:
-            return read_view(session, session_id, view, after_seq)
+        # A Core connection, no ORM session around it: a session's set-up and tear-down cost
+        # about a tenth of a 466-row load (docs/benchmarks.md, "Overheads").
+        with read_connection(self.factory) as conn:
+            return read_view(conn, session_id, view, after_seq)
 
     def latest_summary(self, session_id: str) -> StoredMessage | None:
         """The visible summary (after a compaction only the newest one is visible)."""

@@ -7,6 +7,7 @@ built on them runs against SQLite and against the real PostgreSQL database alike
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -225,13 +226,23 @@ class Statement:
     def normalized(self) -> str:
         return " ".join(self.sql.split()).lower()
 
-    def is_update_of(self, table: str, column: str) -> bool:
+    @property
+    def parts(self) -> list[str]:
+        """The statement, and each data-modifying CTE's body from its start (``WITH fenced AS
+        (UPDATE chat_session ...), summary AS (INSERT INTO message ...) SELECT ...``: the
+        session's fence and the summary's INSERT in one statement on PostgreSQL)."""
         sql = self.normalized
-        head, _, rest = sql.partition(" set ")
-        return head == f"update {table}" and rest.split(" where ")[0].find(column) >= 0
+        return [sql, *(sql[m.end() :] for m in re.finditer(r"\b\w+ as \(", sql))]
+
+    def is_update_of(self, table: str, column: str) -> bool:
+        for sql in self.parts:
+            head, _, rest = sql.partition(" set ")
+            if head == f"update {table}" and rest.split(" where ")[0].find(column) >= 0:
+                return True
+        return False
 
     def is_insert_into(self, table: str) -> bool:
-        return self.normalized.startswith(f"insert into {table} ")
+        return any(sql.startswith(f"insert into {table} ") for sql in self.parts)
 
 
 @contextmanager

@@ -163,7 +163,8 @@ def _race(
 
     def hold(_conn: Any, _cursor: Any, sql: str, _params: Any, _ctx: Any, _many: bool) -> None:
         name = threading.current_thread().name
-        if name in writes and " ".join(sql.split()).lower().startswith("update chat_session "):
+        # the fence: an UPDATE of its own, or the CTE of one statement with the summary
+        if name in writes and Statement(sql, 0, False).is_update_of("chat_session", "version"):
             fenced[name] = time.monotonic()
             time.sleep(0.3)
 

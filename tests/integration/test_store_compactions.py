@@ -127,6 +127,28 @@ def _refused(
     assert snapshot(engine) == before
 
 
+def test_the_fence_inserts_the_summary_in_its_statement_on_postgresql(
+    store: Store, engine: Engine
+) -> None:
+    """One round trip for the fence and the summary on PostgreSQL (``store/fence.py``), two on
+    SQLite; the summary row is the same either way."""
+    session_id, _ = new_session(store, seed_forty())
+    planned = plan(store, session_id)
+
+    with recorded(engine) as statements:
+        applied = store.apply_compaction(planned.plan)
+
+    fences = [s for s in statements if s.is_update_of("chat_session", "compaction_version")]
+    inserts = [s for s in statements if s.is_insert_into("message")]
+    assert len(fences) == len(inserts) == 1
+    assert (fences == inserts) == (engine.dialect.name == "postgresql")
+    (summary,) = [s for s in store.load_history(session_id) if s.is_compaction_summary]
+    assert summary.id == applied.summary_message_id
+    assert summary.seq_minor == applied.version == 1
+    assert summary.message.content == planned.result.summary_text
+    assert not summary.message.pinned and summary.message.role == "user"
+
+
 def test_unknown_session_is_refused(store: Store, engine: Engine) -> None:
     session_id, _ = new_session(store, seed_forty())
     planned = plan(store, session_id)
