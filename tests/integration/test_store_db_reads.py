@@ -51,9 +51,8 @@ def backend_pid(factory: sessionmaker[Session]) -> int:
         return int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
 
 
-def test_get_session_survives_a_dropped_connection(postgres_url: str) -> None:
-    """A server restart drops every pooled connection: the checkout sees the closed socket
-    (without a ping: the connection was used a moment ago) and takes a new one."""
+def survives_a_terminated_backend(postgres_url: str) -> None:
+    """A read after the pooled connection's backend was terminated answers, on a new one."""
     factory = make_sessionmaker(postgres_url)
     store = Store(factory)
     try:
@@ -64,6 +63,12 @@ def test_get_session_survives_a_dropped_connection(postgres_url: str) -> None:
         assert backend_pid(factory) != pid
     finally:
         factory.kw["bind"].dispose()
+
+
+def test_get_session_survives_a_dropped_connection(postgres_url: str) -> None:
+    """A server restart drops every pooled connection: the checkout sees the closed socket
+    (without a ping: the connection was used a moment ago) and takes a new one."""
+    survives_a_terminated_backend(postgres_url)
 
 
 def test_a_long_idle_connection_is_pinged(
@@ -73,16 +78,7 @@ def test_a_long_idle_connection_is_pinged(
     looks fine): the checkout's ping finds it dead and a new one is taken."""
     monkeypatch.setattr(db, "_readable", lambda _fd: False)  # a silent drop
     monkeypatch.setattr(db, "PING_IDLE_S", 0.0)
-    factory = make_sessionmaker(postgres_url)
-    store = Store(factory)
-    try:
-        session_id = store.create_session(model="m")
-        pid = backend_pid(factory)
-        terminate(postgres_url, pid)
-        assert store.get_session(session_id).model == "m"
-        assert backend_pid(factory) != pid
-    finally:
-        factory.kw["bind"].dispose()
+    survives_a_terminated_backend(postgres_url)
 
 
 def test_a_failed_read_is_a_db_error(store: Store) -> None:
