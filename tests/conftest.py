@@ -17,13 +17,18 @@ from pathlib import Path
 import pytest
 import redis
 import structlog
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from compaction.store import Store, make_engine, make_sessionmaker
 from compaction.store.migrate import upgrade
-from compaction.store.models import Base
 from tests.llm_server import FakeLLM, Reply, serve
-from tests.services import RedisNamespace, create_database, drop_database, fresh_namespace
+from tests.services import (
+    RedisNamespace,
+    create_database,
+    drop_database,
+    empty_tables,
+    fresh_namespace,
+)
 
 #: Each folder's markers: ``unit`` needs no service (a loopback fake model or a SQLite file of
 #: the test's own is no service); ``integration`` needs real PostgreSQL and Redis, processes or
@@ -105,9 +110,7 @@ def engine(
         engine = make_engine(f"sqlite:///{path}")
     else:
         engine = make_engine(request.getfixturevalue("postgres_url"))
-        tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
-        with engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+        empty_tables(engine)
     yield engine
     engine.dispose()
 

@@ -22,7 +22,9 @@ import psycopg
 import pytest
 import redis
 from psycopg import sql
+from sqlalchemy import Engine, text
 
+from compaction.store.models import Base
 from tests.namespace import RedisNamespace as Namespace
 from tests.namespace import scoped
 
@@ -58,6 +60,22 @@ def drop_database(name: str) -> None:
         conn.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
         )
+
+
+def empty_tables(engine: Engine) -> None:
+    """Every table of the models emptied and its ids counted from 1 again, in one transaction.
+    DELETE and ``setval``, not TRUNCATE: TRUNCATE gives every table and index new files, ~0.13 s
+    a test on this machine's disk against ~5 ms (the store and gateway fixtures run it for
+    every test on PostgreSQL)."""
+    with engine.begin() as conn:
+        for table in reversed(Base.metadata.sorted_tables):  # who refers before what it refers to
+            conn.execute(table.delete())
+        sequences = conn.execute(
+            text("SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()")
+        ).scalars()
+        restarts = [f"setval({sql.Literal(name).as_string()}, 1, false)" for name in sequences]
+        if restarts:
+            conn.execute(text("SELECT " + ", ".join(restarts)))
 
 
 #: a stream entry as the suite's clients read it: its id and fields, bytes (no decoding)

@@ -21,7 +21,6 @@ import uvicorn
 from pydantic import SecretStr
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
-from sqlalchemy import text
 
 from compaction.gateway import Resources, create_app
 from compaction.gateway.resources import GatewayOptions
@@ -31,10 +30,9 @@ from compaction.service.queue import compaction_queue
 from compaction.service.settings import Settings
 from compaction.store import ChannelConfig, Store, make_engine, make_sessionmaker
 from compaction.store.migrate import upgrade
-from compaction.store.models import Base
 from compaction.worker.runtime import Runtime, install
 from tests.llm_server import FakeLLM
-from tests.services import RedisNamespace, create_database, drop_database, free_port
+from tests.services import RedisNamespace, create_database, drop_database, empty_tables, free_port
 
 
 @dataclass
@@ -110,9 +108,7 @@ def gateway(
     gateway_options: GatewayOptions,
 ) -> Iterator[Gateway]:
     engine = make_engine(gateway_database)
-    tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    empty_tables(engine)
     settings = Settings(
         database_url=gateway_database,
         **{**redis_namespace.settings(), "llm_timeout_s": 5, "llm_max_retries": 0},

@@ -18,7 +18,6 @@ import httpx
 import pytest
 import redis
 from pydantic import SecretStr
-from sqlalchemy import text
 from websockets.exceptions import ConnectionClosed
 
 from compaction.gateway import Resources
@@ -28,12 +27,11 @@ from compaction.producers import trigger
 from compaction.producers.context import Producers
 from compaction.service.settings import Settings
 from compaction.store import Store, make_engine, make_sessionmaker
-from compaction.store.models import Base
 from tests.fakes import conversation
 from tests.gateway.conftest import Gateway, serve
 from tests.gateway.realtime_helpers import WAIT_S, Socket, chat_channel, socket
 from tests.llm_server import FakeLLM, Reply
-from tests.services import PrivateRedis, RedisNamespace
+from tests.services import PrivateRedis, RedisNamespace, empty_tables
 
 FLOOD = 2_000
 
@@ -91,9 +89,7 @@ def own_redis_gateway(gateway_database: str, private_redis: PrivateRedis) -> Ite
     """A gateway on a redis-server of the test's own, which the test may stop."""
     settings = Settings(database_url=gateway_database, redis_url=private_redis.url)
     engine = make_engine(gateway_database)
-    tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    empty_tables(engine)
     factory = make_sessionmaker(engine)
     client = redis.Redis.from_url(private_redis.url, socket_timeout=5)
     token = secrets.token_urlsafe(16)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from compaction import cli
 from compaction.core.contract import parse_event
@@ -23,12 +23,11 @@ from compaction.service.events import EventPublisher
 from compaction.service.settings import Settings
 from compaction.store import Store, make_engine, make_sessionmaker
 from compaction.store.migrate import upgrade
-from compaction.store.models import Base
 from compaction.worker.runtime import Runtime, install
 from tests.integration.process_helpers import Processes, Server, worker_env
 from tests.integration.worker_helpers import Harness, assert_valid
 from tests.llm_server import FakeLLM
-from tests.services import RedisNamespace, create_database, drop_database
+from tests.services import RedisNamespace, create_database, drop_database, empty_tables
 
 # --- the worker job ---------------------------------------------------------------------------
 
@@ -65,9 +64,7 @@ def ctx(
     """What a gateway holds, on the suite's PostgreSQL database (emptied) and the test's Redis
     names; the worker's runtime installed, so RQ's worker runs the job in this process."""
     engine = make_engine(postgres_url)
-    tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    empty_tables(engine)
     client = redis_client
     settings = Settings(
         database_url=postgres_url,
