@@ -37,23 +37,24 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{7,}")
 
 @contextmanager
 def stores(kind: str, revision: str) -> Iterator[Store]:
-    if kind == "postgresql":
-        with database() as url:
-            upgrade(url, revision)
-            engine = make_engine(url)
-            try:
-                yield Store(make_sessionmaker(engine))
-            finally:
-                engine.dispose()
-        return
-    with tempfile.TemporaryDirectory() as folder:
-        url = f"sqlite:///{Path(folder) / 'bench.db'}"
+    with _database_url(kind) as url:
         upgrade(url, revision)
         engine = make_engine(url)
         try:
             yield Store(make_sessionmaker(engine))
         finally:
             engine.dispose()
+
+
+@contextmanager
+def _database_url(kind: str) -> Iterator[str]:
+    """A throwaway database of ``kind``, dropped or deleted afterwards."""
+    if kind == "postgresql":
+        with database() as url:
+            yield url
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        yield f"sqlite:///{Path(folder) / 'bench.db'}"
 
 
 def append_ms(store: Store, messages: list[Message], repeat: int) -> float:
